@@ -1,0 +1,85 @@
+// The echo bundle's tools: read-only helpers that make the whole gateway path real and testable.
+import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { CHANNEL_META_KEY } from "../kit/channel";
+import { currentScope } from "../kit/scope";
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** What arrived under _meta, with every credential replaced by its SHA-256 so tests can compare it. */
+async function summariseMeta(meta: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+  const keys = Object.keys(meta ?? {}).sort();
+  const raw = meta?.[CHANNEL_META_KEY];
+  if (raw === undefined || raw === null || typeof raw !== "object") return { keys, channel: null };
+  const channel = raw as Record<string, unknown>;
+  const headers = (channel.headers ?? {}) as Record<string, string>;
+  const hashedHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) hashedHeaders[name] = await sha256(value);
+  return {
+    keys,
+    channel: {
+      fields: Object.keys(channel).sort(),
+      slug: channel.slug ?? null,
+      urlSha256: typeof channel.url === "string" ? await sha256(channel.url) : null,
+      ttlMs: channel.ttlMs ?? null,
+      headers: hashedHeaders,
+      refused: channel.refused ?? null,
+      skip: channel.skip ?? null,
+      call: channel.call ?? null,
+    },
+  };
+}
+
+export function echoServer(mount: string): McpServer {
+  const server = new McpServer({ name: `strad-echo/${mount}`, version: "0.1.0" });
+
+  server.registerTool(
+    "echo",
+    { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string().max(10_000) }), annotations: READ_ONLY },
+    async ({ text }) => ({ content: [{ type: "text", text }] }),
+  );
+
+  server.registerTool(
+    "add",
+    { description: "Adds two numbers.", inputSchema: z.object({ a: z.number(), b: z.number() }), annotations: READ_ONLY },
+    async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }], structuredContent: { sum: a + b } }),
+  );
+
+  server.registerTool(
+    "report_meta",
+    { description: "Reports which _meta keys reached this mount (credentials hashed).", inputSchema: z.object({}), annotations: READ_ONLY },
+    async (_args, ctx: ServerContext) => {
+      const summary = await summariseMeta(ctx.mcpReq._meta as Record<string, unknown> | undefined);
+      return { content: [{ type: "text", text: JSON.stringify({ mount, ...summary }) }] };
+    },
+  );
+
+  server.registerTool(
+    "wait_for_abort",
+    {
+      description: "Waits until the gateway's request is aborted or ms elapse, then reports which came first to the recorder.",
+      inputSchema: z.object({ ms: z.number().int().min(1).max(600_000), tag: z.string().max(100) }),
+      annotations: READ_ONLY,
+    },
+    async ({ ms, tag }) => {
+      const scope = currentScope();
+      const outcome = await new Promise<"aborted" | "elapsed">((resolve) => {
+        if (scope.signal.aborted) return resolve("aborted");
+        const timer = setTimeout(() => resolve("elapsed"), ms);
+        scope.signal.addEventListener("abort", () => { clearTimeout(timer); resolve("aborted"); }, { once: true });
+      });
+      const recorder = scope.env.RECORDER_URL;
+      if (typeof recorder === "string") {
+        scope.waitUntil(fetch(`${recorder}/events`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "wait_for_abort", tag, outcome, at: Date.now() }) }).then((r) => r.body?.cancel()));
+      }
+      return { content: [{ type: "text", text: outcome }] };
+    },
+  );
+
+  return server;
+}

@@ -1,0 +1,168 @@
+// The gateway Worker: authenticates the caller, checks the request, picks the mounts and hands the
+// message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
+import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
+import { Hono } from "hono";
+import { CallerTable } from "./auth";
+import { cancelCall, requestKey } from "./calls";
+import { isGated } from "./channel";
+import { writeRequestLog } from "./log";
+import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
+import { checkSeeded, parseRoster, type Roster } from "./roster";
+import { routeTool, selectServers } from "./selection";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Keepalive on a confirmed call's stream: workerd notices a caller that left only when a write fails. */
+export const CONFIRMED_KEEPALIVE_MS = 1000;
+
+function rpcError(status: number, code: number, message: string, id: string | number | null = null, headers?: Record<string, string>): Response {
+  return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status, headers });
+}
+
+type Body = { ok: true; text: string } | { ok: false; tooLarge: boolean };
+
+async function readBody(request: Request): Promise<Body> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) return { ok: false, tooLarge: true };
+  const reader = request.body?.getReader();
+  if (reader === undefined) return { ok: true, text: "" };
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { ok: true, text: text + decoder.decode() };
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel().catch(() => {});
+        return { ok: false, tooLarge: true };
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    return { ok: false, tooLarge: false };
+  }
+}
+
+interface Ready {
+  callers: CallerTable;
+  problems: string[];
+}
+
+export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
+  const parsed = parseRoster(rosterYaml);
+  const roster: Roster | undefined = parsed.ok ? parsed.roster : undefined;
+  let ready: Promise<Ready> | undefined;
+
+  const factory = (ctx: { authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest);
+  const onerror = () => {};
+  // One handler per response shape: confirmed calls always stream, so that keepalives reveal a caller that left.
+  const plain: McpHttpHandler = createMcpHandler(factory, { onerror, maxRequestBodySize: MAX_BODY_BYTES });
+  const streamed: McpHttpHandler = createMcpHandler(factory, { onerror, responseMode: "sse", keepAliveMs: CONFIRMED_KEEPALIVE_MS, maxRequestBodySize: MAX_BODY_BYTES });
+
+  const app = new Hono<{ Bindings: GatewayEnv }>();
+
+  app.post("/mcp", async (c) => {
+    const started = Date.now();
+    const line = { caller: null as string | null, slugs: [] as string[], method: null as string | null, tool: null as string | null, outcome: "error", status: 500 };
+    const finish = (response: Response, outcome: string): Response => {
+      line.outcome = outcome;
+      line.status = response.status;
+      writeRequestLog({ ...line, durationMs: Date.now() - started });
+      return response;
+    };
+
+    if (roster === undefined) {
+      console.error(JSON.stringify({ event: "config_error", errors: parsed.ok ? [] : parsed.errors }));
+      return finish(rpcError(503, -32603, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
+    }
+    ready ??= (async () => {
+      const { table, unseeded } = await CallerTable.build(roster, c.env);
+      if (unseeded.length > 0) console.warn(JSON.stringify({ event: "callers_unseeded", secrets: unseeded }));
+      const problems = checkSeeded(roster, c.env).filter((e) => e.path.startsWith("servers"));
+      return { callers: table, problems: problems.map((p) => `${p.path}: ${p.message}`) };
+    })();
+    const { callers, problems } = await ready;
+    if (problems.length > 0) {
+      console.error(JSON.stringify({ event: "config_error", errors: problems }));
+      return finish(rpcError(503, -32603, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
+    }
+
+    const caller = await callers.authenticate(c.req.header("authorization") ?? null);
+    if (caller === undefined) {
+      return finish(rpcError(401, -32001, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
+    }
+    line.caller = caller.id;
+
+    const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+    if (contentType !== "application/json") return finish(rpcError(415, -32600, "Content-Type must be application/json"), "bad_content_type");
+    const body = await readBody(c.req.raw);
+    if (!body.ok) {
+      return finish(body.tooLarge ? rpcError(413, -32600, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, -32700, "the request body could not be read"), "bad_body");
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(body.text);
+    } catch {
+      return finish(rpcError(400, -32700, "Parse error: the request body is not valid JSON"), "parse_error");
+    }
+    if (Array.isArray(message)) return finish(rpcError(400, -32600, "JSON-RPC batches are not supported"), "invalid_request");
+    const msg = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown } | null;
+    const id = typeof msg?.id === "string" || typeof msg?.id === "number" ? msg.id : null;
+    if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0" || typeof msg.method !== "string") {
+      return finish(rpcError(400, -32600, 'Invalid request: expected a JSON-RPC 2.0 object with a "method"', id), "invalid_request");
+    }
+    line.method = msg.method;
+    const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Record<string, unknown>;
+
+    const selection = selectServers(roster, caller, new URL(c.req.url).searchParams.get("servers"));
+    if (!selection.ok) return finish(rpcError(400, -32602, selection.message, id), "unknown_server");
+    line.slugs = selection.servers.map((s) => s.slug);
+
+    if (msg.method === "notifications/cancelled") {
+      // Stateless: the call it names may be in flight on another isolate; its record knows where.
+      const target = params.requestId;
+      if (typeof target === "string" || typeof target === "number") {
+        await cancelCall(c.env.CALLS, caller.id, requestKey(target)).catch(() => false);
+      }
+      return finish(new Response(null, { status: 202 }), "cancel_relayed");
+    }
+
+    const gw: GatewayRequest = {
+      roster,
+      env: c.env,
+      caller,
+      selection,
+      elicitationHeader: c.req.header("x-elicitation-url") ?? null,
+      waitUntil: (p) => c.executionCtx.waitUntil(p),
+      log: { tool: null, outcome: "ok" },
+    };
+    const toolName = msg.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
+    const target = toolName === undefined ? undefined : routeTool(selection, toolName);
+    const handler = target !== undefined && isGated(target.server) ? streamed : plain;
+    let response: Response;
+    try {
+      response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo: { token: "", clientId: caller.id, scopes: caller.roles, extra: { gateway: gw } } });
+    } catch {
+      return finish(rpcError(500, -32603, "internal error", id), "internal_error");
+    }
+    // The log line waits for the handler, whose outcome is known only when a streamed call ends.
+    const pending = gw.pending ?? Promise.resolve();
+    c.executionCtx.waitUntil(
+      pending.then(() => {
+        line.tool = gw.log.tool;
+        line.outcome = response.status >= 400 ? "rejected" : gw.log.outcome;
+        line.status = response.status;
+        writeRequestLog({ ...line, durationMs: Date.now() - started });
+      }),
+    );
+    return response;
+  });
+
+  app.on(["GET", "DELETE", "PUT", "PATCH"], "/mcp", () => rpcError(405, -32000, "Method not allowed: /mcp is stateless and takes POST only", null, { Allow: "POST" }));
+  app.get("/healthz", (c) => c.json({ ok: roster !== undefined }));
+  app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
+  app.onError(() => rpcError(500, -32603, "internal error"));
+
+  return { fetch: app.fetch };
+}

@@ -1,0 +1,64 @@
+// The gateway side of a confirmed call's record in the CallRegistry Durable Object: register and watch,
+// so that a cancel landing on any isolate, or the deadline alarm, aborts this isolate's upstream fetch.
+import type { CallRegistry } from "../durable-objects/call-registry";
+import type { CallRef } from "../bundles/kit/channel";
+import { AbortReason } from "./upstream";
+
+export function requestKey(id: string | number): string {
+  return typeof id === "number" ? `n:${id}` : `s:${id}`;
+}
+
+export type WatchResult = { ok: true; stop: () => void } | { ok: false; inFlight: boolean };
+
+function stubFor(ns: DurableObjectNamespace<CallRegistry>, scope: string): DurableObjectStub<CallRegistry> {
+  return ns.get(ns.idFromName(scope));
+}
+
+/** Registers the call; `abort` fires with the reason when the record is cancelled or reaches its deadline. */
+export async function watchCall(ns: DurableObjectNamespace<CallRegistry>, ref: CallRef, deadline: number, abort: (reason: AbortReason) => void, timeoutMs: number): Promise<WatchResult> {
+  const response = await stubFor(ns, ref.scope).fetch("https://calls/watch", { method: "POST", body: JSON.stringify({ key: ref.key, deadline }) });
+  if (response.status === 409) return { ok: false, inFlight: true };
+  if (!response.ok || response.body === null) return { ok: false, inFlight: false };
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  const next = async (): Promise<string | undefined> => {
+    for (;;) {
+      const at = buffer.indexOf("\n");
+      if (at !== -1) {
+        const line = buffer.slice(0, at);
+        buffer = buffer.slice(at + 1);
+        return line;
+      }
+      const { done, value } = await reader.read();
+      if (done) return undefined;
+      buffer += value;
+    }
+  };
+  if ((await next()) !== "live") return { ok: false, inFlight: false };
+  let stopped = false;
+  void (async () => {
+    try {
+      const word = await next();
+      if (stopped) return;
+      if (word === "cancelled") abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }));
+      else if (word === "deadline") abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
+    } catch {
+      // The stream closing without a word is the normal end.
+    }
+  })();
+  return {
+    ok: true,
+    stop: () => {
+      stopped = true;
+      reader.cancel().catch(() => {});
+    },
+  };
+}
+
+export function endCall(ns: DurableObjectNamespace<CallRegistry>, ref: CallRef): Promise<void> {
+  return stubFor(ns, ref.scope).end(ref.key);
+}
+
+export function cancelCall(ns: DurableObjectNamespace<CallRegistry>, scope: string, key: string): Promise<boolean> {
+  return stubFor(ns, scope).cancel(key);
+}

@@ -1,0 +1,39 @@
+// What a confirmed slug's tools/call carries under _meta["dev.strad/elicitation"] (seed 000, "What core
+// does with the header"). Only slugs declaring confirmations or skipConfirmations ever get the key.
+import type { CallRef, Channel } from "../bundles/kit/channel";
+import type { Caller } from "./auth";
+import { checkElicitationUrl, describeUrlError } from "./elicitation-url";
+import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
+
+export function isGated(server: ServerEntry): boolean {
+  return server.kind === "bundle" && (server.confirmations || server.skipConfirmations);
+}
+
+/** The bundle stops accepting answers a margin before the gateway stops waiting: a quarter, at most 15 s. */
+export function channelTtlMs(timeoutMs: number): number {
+  return timeoutMs - Math.min(Math.floor(timeoutMs / 4), 15_000);
+}
+
+export function buildChannel(args: {
+  server: ServerEntry;
+  caller: Caller;
+  headerValue: string | null;
+  roster: Roster;
+  env: Record<string, unknown>;
+  call: CallRef;
+}): Channel | undefined {
+  const { server, caller, roster, env, call } = args;
+  const slug = server.slug;
+  if (!isGated(server)) return undefined;
+  const ttlMs = channelTtlMs(server.timeoutMs);
+  // The waiver rides on the call whatever the caller sent, and never carries the caller's URL.
+  if (server.skipConfirmations) return { slug, skip: true, ttlMs, call };
+  if (caller.kind === "console" || caller.kind === "grant") {
+    return { slug, refused: `caller "${caller.id}" is a ${caller.kind} caller and has no session to ask` };
+  }
+  const checked = checkElicitationUrl(args.headerValue, roster.gateway.elicitation.allowedUrlPrefixes);
+  if (!checked.ok) return { slug, refused: describeUrlError(checked.error) };
+  const headers = resolveHeaderMap(server.confirmationHeaders, slug, env);
+  if (!headers.ok) return { slug, refused: `confirmationHeaders of "${slug}" need secret ${headers.missing}, which is not seeded` };
+  return { slug, url: checked.url, ttlMs, headers: headers.headers, call };
+}

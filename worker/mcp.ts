@@ -1,0 +1,185 @@
+// The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
+// from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
+import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext } from "@modelcontextprotocol/server";
+import { CHANNEL_META_KEY } from "../bundles/kit/channel";
+import type { CallRegistry } from "../durable-objects/call-registry";
+import type { Caller } from "./auth";
+import { endCall, requestKey, watchCall } from "./calls";
+import { buildChannel, isGated } from "./channel";
+import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
+import { exposedName, routeTool, type Selection } from "./selection";
+import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
+
+export type GatewayEnv = Record<string, unknown> & { CALLS: DurableObjectNamespace<CallRegistry> };
+
+/** Everything one /mcp request's handlers need; handed to the SDK factory through authInfo.extra. */
+export interface GatewayRequest {
+  roster: Roster;
+  env: GatewayEnv;
+  caller: Caller;
+  selection: Extract<Selection, { ok: true }>;
+  elicitationHeader: string | null;
+  waitUntil: (p: Promise<unknown>) => void;
+  /** Filled in by the handlers for the request's log line. */
+  log: { tool: string | null; outcome: string };
+  /** Settles when the handler has finished (the response may still be streaming). */
+  pending?: Promise<void>;
+}
+
+/** JSON-RPC codes of the gateway's own errors. */
+export const RpcCode = {
+  InvalidParams: -32602,
+  InvalidRequest: -32600,
+  Internal: -32603,
+  UpstreamFailed: -32002,
+  UpstreamTimeout: -32003,
+  Cancelled: -32004,
+  InFlight: -32005,
+} as const;
+
+const LIST_PAGE_LIMIT = 20;
+
+export function createServer(gw: GatewayRequest): Server {
+  const server = new Server({ name: "strad", version: "0.1.0" }, { capabilities: { tools: {} } });
+  // Upstream answers pass through as they came; the SDK validates them on the way out.
+  server.setRequestHandler("tools/list", (_request, ctx) => track(gw, listTools(gw, ctx)) as Promise<ListToolsResult>);
+  server.setRequestHandler("tools/call", (request, ctx) => track(gw, callTool(gw, request.params as CallParams, ctx)) as Promise<CallToolResult>);
+  return server;
+}
+
+function track<T>(gw: GatewayRequest, work: Promise<T>): Promise<T> {
+  gw.pending = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  return work;
+}
+
+function fetcherFor(gw: GatewayRequest, server: ServerEntry): (url: string, init: RequestInit) => Promise<Response> {
+  if (server.kind === "remote-http") return (url, init) => fetch(url, init);
+  const binding = gw.env[server.bundle as string] as Fetcher | undefined;
+  if (binding === undefined || typeof binding.fetch !== "function") {
+    return () => Promise.reject(new Error("binding missing"));
+  }
+  return (url, init) => binding.fetch(url, init);
+}
+
+function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, string> {
+  const resolved = resolveHeaderMap(server.headers, server.slug, gw.env);
+  if (!resolved.ok) throw new ProtocolError(RpcCode.UpstreamFailed, `server "${server.slug}" needs secret ${resolved.missing}, which is not seeded`);
+  return resolved.headers;
+}
+
+function errorCode(error: UpstreamError): number {
+  if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
+  if (error.code === "UPSTREAM_ABORTED") return RpcCode.Cancelled;
+  if (error.code === "UPSTREAM_RPC") return error.rpcCode;
+  return RpcCode.UpstreamFailed;
+}
+
+async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tools: Record<string, unknown>[] }> {
+  const { servers, prefixed } = gw.selection;
+  const lists = await Promise.all(
+    servers.map(async (server) => {
+      const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(server.timeoutMs)]);
+      const tools: Record<string, unknown>[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < LIST_PAGE_LIMIT; page++) {
+        const answer = await callUpstream({
+          server,
+          method: "tools/list",
+          params: cursor === undefined ? {} : { cursor },
+          meta: {},
+          headers: serverHeaders(gw, server),
+          signal,
+          fetcher: fetcherFor(gw, server),
+        });
+        if (!answer.ok) throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+        const listed = Array.isArray(answer.result.tools) ? (answer.result.tools as Record<string, unknown>[]) : [];
+        for (const tool of listed) {
+          if (typeof tool.name === "string") tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
+        }
+        cursor = typeof answer.result.nextCursor === "string" ? answer.result.nextCursor : undefined;
+        if (cursor === undefined) break;
+      }
+      return tools;
+    }),
+  );
+  gw.log.outcome = "ok";
+  return { tools: lists.flat() };
+}
+
+interface CallParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
+async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext): Promise<Record<string, unknown>> {
+  gw.log.tool = params.name;
+  const route = routeTool(gw.selection, params.name);
+  if (route === undefined) {
+    gw.log.outcome = "unknown_tool";
+    throw new ProtocolError(RpcCode.InvalidParams, `unknown tool "${params.name.slice(0, 128)}"`);
+  }
+  const { server, tool } = route;
+  const controller = new AbortController();
+  const abort = (reason: AbortReason) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const timer = setTimeout(() => abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs: server.timeoutMs })), server.timeoutMs);
+  const onCallerGone = () => abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller went away" }));
+  ctx.mcpReq.signal.addEventListener("abort", onCallerGone, { once: true });
+
+  const meta: Record<string, unknown> = {};
+  let stopWatch: (() => void) | undefined;
+  let registered: { scope: string; key: string } | undefined;
+  try {
+    const headers = serverHeaders(gw, server);
+    // The gateway's own progress token; relayed under the caller's token only when it sent one.
+    const ownToken = `strad-${crypto.randomUUID()}`;
+    meta.progressToken = ownToken;
+    const callerToken = ctx.mcpReq._meta?.progressToken;
+    if (isGated(server)) {
+      const call = { scope: gw.caller.id, key: requestKey(ctx.mcpReq.id) };
+      const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call });
+      meta[CHANNEL_META_KEY] = channel;
+      if (channel !== undefined && !("refused" in channel)) {
+        const watched = await watchCall(gw.env.CALLS, call, Date.now() + server.timeoutMs, abort, server.timeoutMs);
+        if (!watched.ok) {
+          gw.log.outcome = watched.inFlight ? "in_flight" : "registry_failed";
+          throw new ProtocolError(
+            watched.inFlight ? RpcCode.InFlight : RpcCode.Internal,
+            watched.inFlight ? `a call with this request id is already in flight for caller "${gw.caller.id}"` : "the call could not be registered",
+          );
+        }
+        stopWatch = watched.stop;
+        registered = call;
+      }
+    }
+    const answer = await callUpstream({
+      server,
+      method: "tools/call",
+      params: { name: tool, ...(params.arguments === undefined ? {} : { arguments: params.arguments }) },
+      meta,
+      headers,
+      signal: controller.signal,
+      fetcher: fetcherFor(gw, server),
+      onProgress: (progress) => {
+        if (callerToken === undefined || progress.progressToken !== ownToken || ctx.mcpReq.signal.aborted) return;
+        void ctx.mcpReq.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
+      },
+    });
+    if (!answer.ok) {
+      gw.log.outcome = answer.error.code.toLowerCase();
+      throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+    }
+    gw.log.outcome = answer.result.isError === true ? "tool_error" : "ok";
+    return answer.result;
+  } finally {
+    clearTimeout(timer);
+    ctx.mcpReq.signal.removeEventListener("abort", onCallerGone);
+    stopWatch?.();
+    if (registered !== undefined) gw.waitUntil(endCall(gw.env.CALLS, registered).catch(() => {}));
+  }
+}

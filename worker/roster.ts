@@ -1,0 +1,246 @@
+// The roster (strad.config.yaml): one zod schema, with every cross-field rule of seed 000.
+// The JSON Schema for editors and the config reference are generated from this file.
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { checkPrefix } from "./elicitation-url";
+
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Header names the bundle sets itself on approval requests (seed 000: "The bundle sets content-type itself"). */
+export const BUNDLE_OWNED_HEADERS = ["content-type", "content-length", "transfer-encoding", "connection", "host"] as const;
+
+const headerMap = z
+  .record(z.string().regex(HEADER_NAME, "must be an HTTP header name"), z.string())
+  .describe('Header name to value; values may reference secrets as "${VAR}".');
+
+const prefix = z.string().superRefine((value, ctx) => {
+  const problem = checkPrefix(value);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: `prefix ${problem}` });
+});
+
+export const CallerSchema = z
+  .strictObject({
+    id: z.string().regex(SLUG, "must be lower-case letters, digits and single hyphens").describe("Stable name of the caller, used in logs and for per-call state."),
+    kind: z
+      .enum(["session", "admin", "console", "grant"])
+      .describe("session: an agent session; admin: holds every role; console and grant: have no session to ask, so confirmed tools refuse them."),
+    roles: z.array(z.string().min(1)).default([]).describe("Roles matched against a server's entitlements."),
+    tokenSecret: z.string().regex(ENV_NAME, "must be a Worker secret name").describe("Name of the Worker secret whose value is this caller's bearer token."),
+  })
+  .describe("One caller of /mcp, identified by its bearer token.");
+
+export const ServerSchema = z
+  .strictObject({
+    slug: z.string().regex(SLUG, "must be lower-case letters, digits and single hyphens").describe("Name of the mount, used in ?servers= and in tool-name prefixes."),
+    kind: z.enum(["bundle", "remote-http"]).describe("bundle: a service-bound Worker; remote-http: an MCP server reached over fetch."),
+    bundle: z.string().regex(ENV_NAME, "must be a service binding name").optional().describe("Service binding of the bundle Worker (kind: bundle)."),
+    path: z.string().regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must start with "/"').optional().describe("Mount path inside the bundle (kind: bundle)."),
+    url: z.string().url().optional().describe("Endpoint of the remote MCP server (kind: remote-http)."),
+    entitlements: z.array(z.string().min(1)).min(1).describe("Roles that may see and call this server; a caller needs one of them."),
+    timeoutMs: z.number().int().min(1000).max(3_600_000).default(120_000).describe("Bound on the hop to the server; past it the upstream request is aborted."),
+    headers: headerMap.default({}).describe('Headers added to every upstream request; values may reference secrets as "${VAR}".'),
+    confirmations: z.boolean().default(false).describe("Forward the caller's approval channel to this slug's guarded tools."),
+    skipConfirmations: z.boolean().default(false).describe("The mailbox is the agent's own: guarded tools act without asking."),
+    confirmationHeaders: headerMap
+      .default({})
+      .describe("Headers the bundle puts on every approval request (e.g. a Cloudflare Access service token); needs confirmations: true."),
+    mayBeUnseeded: z.array(z.string().regex(ENV_NAME)).default([]).describe("Secret names that may be missing at start-up; a tool needing one refuses."),
+    env: z
+      .record(z.string().regex(ENV_NAME, "must be an environment variable name"), z.string())
+      .default({})
+      .describe("Variables the bundle Worker is deployed with for this slug; bare names are shared by every slug of the bundle."),
+  })
+  .describe("One upstream MCP server mounted by the gateway.");
+
+const RosterBase = z
+  .strictObject({
+    gateway: z
+      .strictObject({
+        elicitation: z
+          .strictObject({
+            allowedUrlPrefixes: z.array(prefix).default([]).describe("URL prefixes an X-Elicitation-Url must sit strictly under. Empty: every confirmed tool refuses."),
+          })
+          .prefault({})
+          .describe("Where approval requests may go."),
+      })
+      .prefault({})
+      .describe("Gateway-wide settings."),
+    callers: z.array(CallerSchema).default([]).describe("Who may call /mcp."),
+    servers: z.array(ServerSchema).default([]).describe("The mounts."),
+  })
+  .describe("strad roster: callers, servers and the approval allowlist.");
+
+export const RosterSchema = RosterBase.superRefine(checkCrossFieldRules);
+
+export type Roster = z.output<typeof RosterSchema>;
+export type ServerEntry = Roster["servers"][number];
+export type CallerEntry = Roster["callers"][number];
+
+function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.RefinementCtx): void {
+  const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
+
+  const seenCallers = new Map<string, number>();
+  roster.callers.forEach((c, i) => {
+    const prior = seenCallers.get(c.id);
+    if (prior !== undefined) issue(["callers", i, "id"], `duplicate caller id "${c.id}" (also callers[${prior}])`);
+    else seenCallers.set(c.id, i);
+  });
+
+  const seen = new Map<string, number>();
+  roster.servers.forEach((s, i) => {
+    const at = (...rest: (string | number)[]) => ["servers", i, ...rest];
+    const prior = seen.get(s.slug);
+    if (prior !== undefined) issue(at("slug"), `duplicate slug "${s.slug}" (also servers[${prior}])`);
+    else seen.set(s.slug, i);
+
+    if (s.kind === "bundle") {
+      if (s.bundle === undefined) issue(at("bundle"), "a bundle server needs bundle: <service binding name>");
+      if (s.path === undefined) issue(at("path"), "a bundle server needs path: /<mount path>");
+      if (s.url !== undefined) issue(at("url"), "url belongs to remote-http servers only");
+    } else {
+      if (s.url === undefined) issue(at("url"), "a remote-http server needs url");
+      if (s.bundle !== undefined) issue(at("bundle"), "bundle belongs to bundle servers only");
+      if (s.path !== undefined) issue(at("path"), "path belongs to bundle servers only");
+      // Confirmation keys decide where a credential travels; remote servers are third-party code.
+      if (s.confirmations) issue(at("confirmations"), "a remote-http server cannot receive the approval channel");
+      if (s.skipConfirmations) issue(at("skipConfirmations"), "a remote-http server cannot declare skipConfirmations");
+      if (Object.keys(s.confirmationHeaders).length > 0) issue(at("confirmationHeaders"), "a remote-http server cannot receive confirmationHeaders");
+    }
+    if (s.url !== undefined && s.kind === "remote-http") {
+      const u = new URL(s.url);
+      if (u.protocol !== "https:" && u.protocol !== "http:") issue(at("url"), "url must be http(s)");
+    }
+    if (s.confirmations && s.skipConfirmations) {
+      issue(at("skipConfirmations"), "confirmations and skipConfirmations are both true; strad will not pick one for you");
+    }
+    if (Object.keys(s.confirmationHeaders).length > 0 && !s.confirmations && s.kind === "bundle") {
+      issue(at("confirmationHeaders"), "confirmationHeaders without confirmations: true would never be sent");
+    }
+    for (const name of Object.keys(s.confirmationHeaders)) {
+      if ((BUNDLE_OWNED_HEADERS as readonly string[]).includes(name.toLowerCase())) {
+        issue(at("confirmationHeaders", name), `"${name}" is set by the bundle itself and cannot be configured`);
+      }
+    }
+  });
+
+  // A waived slug beside a gated one on the same mount would be an ungated door next to a gated one.
+  roster.servers.forEach((s, i) => {
+    if (!s.skipConfirmations || s.kind !== "bundle") return;
+    roster.servers.forEach((t, j) => {
+      if (j !== i && t.confirmations && t.kind === "bundle" && t.bundle === s.bundle && t.path === s.path) {
+        issue(["servers", i, "skipConfirmations"], `shares bundle ${s.bundle} and path ${s.path} with servers[${j}] ("${t.slug}"), which declares confirmations: true`);
+      }
+    });
+  });
+
+  // One bundle Worker has one environment: a bare name means the same thing to every slug in it.
+  const bare = new Map<string, { value: string; index: number }>();
+  roster.servers.forEach((s, i) => {
+    if (s.kind !== "bundle" || s.bundle === undefined) return;
+    for (const [name, value] of Object.entries(s.env)) {
+      if (name.includes("__")) continue;
+      const key = `${s.bundle}\u0000${name}`;
+      const prior = bare.get(key);
+      if (prior === undefined) bare.set(key, { value, index: i });
+      else if (prior.value !== value) {
+        issue(["servers", i, "env", name], `bundle ${s.bundle} already has ${name} with a different value (servers[${prior.index}]); write it per slug as <SLUG>__${name}`);
+      }
+    }
+  });
+}
+
+export interface RosterError {
+  path: string;
+  message: string;
+}
+
+export type RosterResult = { ok: true; roster: Roster } | { ok: false; errors: RosterError[] };
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : out === "" ? String(part) : `.${String(part)}`;
+  return out === "" ? "(root)" : out;
+}
+
+export function validateRoster(data: unknown): RosterResult {
+  const parsed = RosterSchema.safeParse(data ?? {});
+  if (parsed.success) return { ok: true, roster: parsed.data };
+  return { ok: false, errors: parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
+}
+
+export function parseRoster(yamlText: string): RosterResult {
+  let data: unknown;
+  try {
+    data = parseYaml(yamlText, { uniqueKeys: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split("\n")[0] ?? "invalid YAML" : "invalid YAML";
+    return { ok: false, errors: [{ path: "(yaml)", message }] };
+  }
+  return validateRoster(data);
+}
+
+/** `<SLUG>__` prefix of a slug's own secret namespace: upper-cased, "-" as "_". */
+export function slugNamespace(slug: string): string {
+  return `${slug.toUpperCase().replaceAll("-", "_")}__`;
+}
+
+export type Resolved = { ok: true; value: string } | { ok: false; missing: string };
+
+const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Resolves every ${VAR} in a value: the slug's own namespace first, then the shared one. */
+export function resolveRefs(value: string, slug: string, env: Record<string, unknown>): Resolved {
+  let missing: string | undefined;
+  const out = value.replace(REF, (_m, name: string) => {
+    const own = env[`${slugNamespace(slug)}${name}`];
+    const shared = env[name];
+    const hit = typeof own === "string" ? own : typeof shared === "string" ? shared : undefined;
+    if (hit === undefined) {
+      missing ??= name;
+      return "";
+    }
+    return hit;
+  });
+  return missing === undefined ? { ok: true, value: out } : { ok: false, missing };
+}
+
+export type ResolvedHeaders = { ok: true; headers: Record<string, string> } | { ok: false; missing: string };
+
+export function resolveHeaderMap(map: Record<string, string>, slug: string, env: Record<string, unknown>): ResolvedHeaders {
+  const headers: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(map)) {
+    const r = resolveRefs(raw, slug, env);
+    if (!r.ok) return r;
+    headers[name] = r.value;
+  }
+  return { ok: true, headers };
+}
+
+/** Names referenced by ${VAR} in a value. */
+export function refsIn(value: string): string[] {
+  return [...value.matchAll(REF)].map((m) => m[1] as string);
+}
+
+/**
+ * Start-up check against the Worker's environment: every ${VAR} a server's headers or
+ * confirmationHeaders name must be seeded, unless the server lists it in mayBeUnseeded.
+ */
+export function checkSeeded(roster: Roster, env: Record<string, unknown>): RosterError[] {
+  const errors: RosterError[] = [];
+  roster.servers.forEach((s, i) => {
+    for (const field of ["headers", "confirmationHeaders"] as const) {
+      for (const [name, raw] of Object.entries(s[field])) {
+        for (const ref of refsIn(raw)) {
+          if (s.mayBeUnseeded.includes(ref)) continue;
+          const seeded = typeof env[`${slugNamespace(s.slug)}${ref}`] === "string" || typeof env[ref] === "string";
+          if (!seeded) errors.push({ path: `servers[${i}].${field}.${name}`, message: `secret ${ref} is not seeded (list it in mayBeUnseeded to deploy before seeding)` });
+        }
+      }
+    }
+  });
+  roster.callers.forEach((c, i) => {
+    if (typeof env[c.tokenSecret] !== "string") errors.push({ path: `callers[${i}].tokenSecret`, message: `secret ${c.tokenSecret} is not seeded` });
+  });
+  return errors;
+}

@@ -1,0 +1,195 @@
+// One upstream exchange: the gateway builds the request itself (never the caller's headers or _meta),
+// speaks 2026-07-28 to the upstream so that one POST is one call, and reads a JSON or SSE answer.
+// Failures name the slug and the HTTP status, never a byte of the upstream's body.
+import type { ServerEntry } from "./roster";
+
+export const UPSTREAM_REVISION = "2026-07-28";
+const MAX_UPSTREAM_BODY = 16 * 1024 * 1024;
+
+export type UpstreamError =
+  | { code: "UPSTREAM_HTTP"; status: number }
+  | { code: "UPSTREAM_TIMEOUT"; timeoutMs: number }
+  | { code: "UPSTREAM_ABORTED"; reason: string }
+  | { code: "UPSTREAM_UNREACHABLE" }
+  | { code: "UPSTREAM_PROTOCOL"; why: string }
+  | { code: "UPSTREAM_RPC"; rpcCode: number; message: string };
+
+export type UpstreamResult = { ok: true; result: Record<string, unknown> } | { ok: false; error: UpstreamError };
+
+export interface UpstreamRequest {
+  server: ServerEntry;
+  method: "tools/list" | "tools/call";
+  params: Record<string, unknown>;
+  /** Gateway-owned _meta entries (channel, progress token). The caller's own _meta never gets here. */
+  meta: Record<string, unknown>;
+  headers: Record<string, string>;
+  /** Aborting it aborts the fetch itself, so a bundle's request.signal fires. */
+  signal: AbortSignal;
+  onProgress?: (params: Record<string, unknown>) => void;
+  fetcher: (url: string, init: RequestInit) => Promise<Response>;
+}
+
+/** Why the signal fired, set as its reason by whoever aborted. */
+export class AbortReason extends Error {
+  constructor(readonly error: UpstreamError) {
+    super(error.code);
+  }
+}
+
+const MCP_NAME_FIELD: Record<string, string | undefined> = { "tools/call": "name" };
+
+export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult> {
+  const { server, method } = req;
+  const id = 1;
+  const params = {
+    ...req.params,
+    _meta: {
+      ...req.meta,
+      "io.modelcontextprotocol/protocolVersion": UPSTREAM_REVISION,
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "strad-gateway", version: "0.1.0" },
+    },
+  };
+  const headers: Record<string, string> = {
+    ...req.headers,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": UPSTREAM_REVISION,
+    "mcp-method": method,
+  };
+  const nameField = MCP_NAME_FIELD[method];
+  const name = nameField === undefined ? undefined : req.params[nameField];
+  if (typeof name === "string") headers["mcp-name"] = name;
+
+  const url = server.kind === "bundle" ? `https://bundle.internal${server.path ?? "/"}` : (server.url as string);
+  let response: Response;
+  try {
+    response = await req.fetcher(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      signal: req.signal,
+      redirect: "manual",
+    });
+  } catch {
+    return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_UNREACHABLE" }) };
+  }
+  if (response.status < 200 || response.status > 299) {
+    await response.body?.cancel().catch(() => {});
+    return { ok: false, error: { code: "UPSTREAM_HTTP", status: response.status } };
+  }
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  try {
+    if (type === "application/json") return answerOf(JSON.parse(await readCapped(response)), id);
+    if (type === "text/event-stream") return await readEventStream(response, id, req);
+    await response.body?.cancel().catch(() => {});
+    return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "unexpected content type" } };
+  } catch (error) {
+    if (req.signal.aborted) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_UNREACHABLE" }) };
+    if (error instanceof SyntaxError) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is not JSON" } };
+    return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer could not be read" } };
+  }
+}
+
+function abortedOr(signal: AbortSignal, fallback: UpstreamError): UpstreamError {
+  if (!signal.aborted) return fallback;
+  return signal.reason instanceof AbortReason ? signal.reason.error : { code: "UPSTREAM_ABORTED", reason: "aborted" };
+}
+
+async function readCapped(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > MAX_UPSTREAM_BODY) {
+      await reader.cancel();
+      throw new Error("too large");
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+function answerOf(message: unknown, id: number): UpstreamResult {
+  if (typeof message !== "object" || message === null) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is not a JSON-RPC message" } };
+  const m = message as { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+  if (m.id !== id) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer names another request" } };
+  if (m.error !== undefined) {
+    const rpcCode = typeof m.error.code === "number" ? m.error.code : -32603;
+    const text = typeof m.error.message === "string" ? m.error.message : "error";
+    return { ok: false, error: { code: "UPSTREAM_RPC", rpcCode, message: sanitiseLine(text, 300) } };
+  }
+  if (typeof m.result !== "object" || m.result === null) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer has no result" } };
+  return { ok: true, result: stripHopFields(m.result as Record<string, unknown>) };
+}
+
+/** resultType and the io.modelcontextprotocol/* _meta keys belong to the gateway-to-upstream hop, not to the caller. */
+function stripHopFields(result: Record<string, unknown>): Record<string, unknown> {
+  const { resultType: _hop, _meta, ...rest } = result;
+  if (typeof _meta !== "object" || _meta === null) return rest;
+  const kept = Object.fromEntries(Object.entries(_meta).filter(([k]) => !k.startsWith("io.modelcontextprotocol/")));
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
+
+/** Reads SSE frames until the response to `id` arrives; relays progress on the way. */
+async function readEventStream(response: Response, id: number, req: UpstreamRequest): Promise<UpstreamResult> {
+  const reader = response.body?.pipeThrough(new TextDecoderStream()).getReader();
+  if (reader === undefined) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "empty event stream" } };
+  let buffer = "";
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: "the event stream ended without an answer" }) };
+      total += value.length;
+      if (total > MAX_UPSTREAM_BODY) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is too large" } };
+      buffer += value;
+      let end: number;
+      while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+        const data = frame
+          .split(/\r?\n/)
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).replace(/^ /, ""))
+          .join("\n");
+        if (data === "") continue;
+        const message = JSON.parse(data) as { method?: unknown; params?: unknown; id?: unknown };
+        if (message.method === "notifications/progress" && typeof message.params === "object" && message.params !== null) {
+          req.onProgress?.(message.params as Record<string, unknown>);
+          continue;
+        }
+        if (message.id === id) return answerOf(message, id);
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+/** One line of plain text: control characters and bidi overrides replaced, length capped. */
+export function sanitiseLine(text: string, max: number): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, " ");
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
+
+export function describeUpstreamError(slug: string, error: UpstreamError): string {
+  switch (error.code) {
+    case "UPSTREAM_HTTP":
+      return `server "${slug}" answered HTTP ${error.status}`;
+    case "UPSTREAM_TIMEOUT":
+      return `server "${slug}" timed out after ${error.timeoutMs} ms; the call was aborted`;
+    case "UPSTREAM_ABORTED":
+      return `the call to server "${slug}" was aborted: ${error.reason}`;
+    case "UPSTREAM_UNREACHABLE":
+      return `server "${slug}" could not be reached`;
+    case "UPSTREAM_PROTOCOL":
+      return `server "${slug}" gave an unusable answer: ${error.why}`;
+    case "UPSTREAM_RPC":
+      return `server "${slug}": ${error.message}`;
+  }
+}
