@@ -65,7 +65,9 @@ export function checkElicitationUrl(raw: string | null, allowedPrefixes: readonl
   } catch {
     return malformed("the value is not an absolute URL");
   }
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?]*)/i.exec(raw)?.[1] ?? "";
+  // The parser skips any run of slashes after a special scheme ("https:@host", "https:///@host"), so the
+  // authority is read the same way here, or an "@" in it would slip past the userinfo rule.
+  const authority = /^[a-z][a-z0-9+.-]*:\/*([^/?]*)/i.exec(raw)?.[1] ?? "";
   if (url.username !== "" || url.password !== "" || authority.includes("@")) {
     return malformed("the value carries userinfo");
   }

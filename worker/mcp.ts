@@ -79,7 +79,7 @@ function errorCode(error: UpstreamError): number {
 
 async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tools: Record<string, unknown>[] }> {
   const { servers, prefixed } = gw.selection;
-  const lists = await Promise.all(
+  const lists = await Promise.allSettled(
     servers.map(async (server) => {
       const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(server.timeoutMs)]);
       const tools: Record<string, unknown>[] = [];
@@ -105,8 +105,15 @@ async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tool
       return tools;
     }),
   );
-  gw.log.outcome = "ok";
-  return { tools: lists.flat() };
+  // One mount that fails does not hide the others; when every mount fails, the caller hears why.
+  const listed = lists.flatMap((l) => (l.status === "fulfilled" ? [l.value] : []));
+  const failure = lists.find((l) => l.status === "rejected");
+  if (listed.length === 0 && failure !== undefined) {
+    gw.log.outcome = "upstream_failed";
+    throw failure.reason;
+  }
+  gw.log.outcome = failure === undefined ? "ok" : "partial";
+  return { tools: listed.flat() };
 }
 
 interface CallParams {

@@ -1,7 +1,8 @@
 // The echo bundle's tools: read-only helpers that make the whole gateway path real and testable.
 import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { CHANNEL_META_KEY } from "../kit/channel";
+import type { CallRegistry } from "../../durable-objects/call-registry";
+import { CHANNEL_META_KEY, ChannelSchema } from "../kit/channel";
 import { currentScope } from "../kit/scope";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -78,6 +79,25 @@ export function echoServer(mount: string): McpServer {
         scope.waitUntil(fetch(`${recorder}/events`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "wait_for_abort", tag, outcome, at: Date.now() }) }).then((r) => r.body?.cancel()));
       }
       return { content: [{ type: "text", text: outcome }] };
+    },
+  );
+
+  server.registerTool(
+    "claim_race",
+    {
+      description: "Claims this call's record n times at once and reports how many claims succeeded (at most one may).",
+      inputSchema: z.object({ n: z.number().int().min(1).max(100) }),
+      annotations: READ_ONLY,
+    },
+    async ({ n }, ctx: ServerContext) => {
+      const parsed = ChannelSchema.safeParse((ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[CHANNEL_META_KEY]);
+      const call = parsed.success && "call" in parsed.data ? parsed.data.call : undefined;
+      if (call === undefined) return { content: [{ type: "text", text: "this call has no record to claim" }], isError: true };
+      const ns = currentScope().env.CALLS as DurableObjectNamespace<CallRegistry>;
+      const stub = ns.get(ns.idFromName(call.scope));
+      const results = await Promise.all(Array.from({ length: n }, () => stub.claim(call.key)));
+      const won = results.filter(Boolean).length;
+      return { content: [{ type: "text", text: String(won) }], structuredContent: { won } };
     },
   );
 

@@ -54,6 +54,8 @@ app.delete("/recorder/events", (c) => {
   return c.json({ ok: true });
 });
 app.all("/remote/mcp", (c) => remote.fetch(c.req.raw));
+// Fails with a body that must never reach a caller.
+app.post("/remote/broken", () => new Response("upstream-secret-body: sk_live_do_not_leak", { status: 502 }));
 app.get("/healthz", (c) => c.json({ ok: true }));
 app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
 export default app;

@@ -1,0 +1,4 @@
+declare module "*.client.js" {
+  const text: string;
+  export default text;
+}

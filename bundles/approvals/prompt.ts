@@ -1,0 +1,96 @@
+// What a create request must look like (PROTOCOLS §1): form mode, a message of at most 4 KiB, a flat
+// object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
+// Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
+import { z } from "zod";
+
+export const MAX_MESSAGE_BYTES = 4096;
+export const MAX_TTL_MS = 24 * 3600 * 1000;
+/** Clock skew tolerated on the 24-hour bound; the past is refused outright. */
+export const EXPIRY_SKEW_MS = 60_000;
+export const MAX_PROPERTIES = 32;
+export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export interface NewPrompt {
+  requestId: string;
+  message: string;
+  requestedSchema: Record<string, unknown>;
+  toolName: string | null;
+  callerSessionId: string | null;
+  expiresAt: number;
+}
+
+const Primitive = z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]);
+// Flat: a property's keywords are primitives or lists of primitives (enum), never a nested schema.
+const Property = z
+  .object({ type: z.enum(["string", "number", "integer", "boolean"]), title: z.string().max(256).optional(), description: z.string().max(1024).optional() })
+  .catchall(z.union([Primitive, z.array(Primitive).max(64)]));
+
+const RequestedSchema = z
+  .object({
+    type: z.literal("object"),
+    properties: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "property names are 1-64 letters, digits, _ . -"), Property),
+    required: z.array(z.string()).max(MAX_PROPERTIES).optional(),
+  })
+  .catchall(Primitive)
+  .superRefine((schema, ctx) => {
+    const names = Object.keys(schema.properties);
+    if (names.length > MAX_PROPERTIES) ctx.addIssue({ code: "custom", path: ["properties"], message: `at most ${MAX_PROPERTIES} properties` });
+    if (schema.properties.confirm?.type !== "boolean") {
+      ctx.addIssue({ code: "custom", path: ["properties", "confirm"], message: "must be a boolean property: the review page answers with a confirm box" });
+    }
+    for (const name of schema.required ?? []) {
+      if (!names.includes(name)) ctx.addIssue({ code: "custom", path: ["required"], message: `names "${name.slice(0, 64)}", which is not a property` });
+      else if (name !== "confirm") ctx.addIssue({ code: "custom", path: ["required"], message: `"${name}" cannot be required: the review page answers only "confirm"` });
+    }
+  });
+
+const Meta = z
+  .object({
+    "com.pulsemcp/request-id": z.string().regex(REQUEST_ID, "must be 1-128 letters, digits, _ . - (a UUID)"),
+    "com.pulsemcp/expires-at": z.string().regex(ISO_8601, "must be an ISO-8601 date-time with a zone"),
+    "com.pulsemcp/session-id": z.string().max(256).optional(),
+    "com.pulsemcp/tool-name": z.string().max(128).optional(),
+  })
+  .catchall(z.unknown());
+
+const CreateBody = z.object({
+  mode: z.literal("form", { message: 'must be "form"' }),
+  message: z
+    .string()
+    .min(1, "must not be empty")
+    .refine((m) => new TextEncoder().encode(m).byteLength <= MAX_MESSAGE_BYTES, `must be at most ${MAX_MESSAGE_BYTES} bytes of UTF-8`),
+  requestedSchema: RequestedSchema,
+  _meta: Meta,
+});
+
+export type Parsed = { ok: true; prompt: NewPrompt } | { ok: false; reason: string };
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${i === 0 ? "" : "."}${String(p)}` : `["${String(p)}"]`)).join("");
+}
+
+export function parseCreate(body: unknown, now: number): Parsed {
+  const parsed = CreateBody.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? "body" : pathText(issue.path);
+    return { ok: false, reason: `${where}: ${issue?.message ?? "invalid"}` };
+  }
+  const { message, requestedSchema, _meta: meta } = parsed.data;
+  const expiresAt = Date.parse(meta["com.pulsemcp/expires-at"]);
+  if (Number.isNaN(expiresAt)) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is not a valid date-time' };
+  if (expiresAt <= now) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is in the past' };
+  if (expiresAt > now + MAX_TTL_MS + EXPIRY_SKEW_MS) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is more than 24 hours ahead' };
+  return {
+    ok: true,
+    prompt: {
+      requestId: meta["com.pulsemcp/request-id"],
+      message,
+      requestedSchema,
+      toolName: meta["com.pulsemcp/tool-name"] ?? null,
+      callerSessionId: meta["com.pulsemcp/session-id"] ?? null,
+      expiresAt,
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// The pulsemcp fallback-elicitation endpoints (PROTOCOLS §1) at /api/v1/elicitations/session/<token>/.
+// The token names the session; nothing else the caller sends does. It can create and poll a prompt,
+// never answer one. With the emulation switch on, these routes stand behind an emulated Cloudflare
+// Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.
+import { Hono, type MiddlewareHandler } from "hono";
+import { jsonError, readJson, sessionStore, type AppEnv } from "./http";
+import { parseCreate, REQUEST_ID } from "./prompt";
+import type { PromptRecord } from "./session-store";
+import { secretEquals, sessionFromToken } from "./tokens";
+
+export const PROTOCOL_BASE = "/api/v1/elicitations/session";
+/** The longest a poll carrying `Prefer: wait` is held. */
+export const MAX_WAIT_S = 25;
+const MAX_CREATE_BYTES = 64 * 1024;
+
+/** RFC 7240 `Prefer: wait=<seconds>`, possibly beside other preferences; undefined when absent. */
+export function preferredWait(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  for (const pref of header.split(",")) {
+    const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*(;.*)?$/i.exec(pref);
+    if (match !== null) return Math.min(Number(match[1]), MAX_WAIT_S);
+  }
+  return undefined;
+}
+
+export function pollAnswer(p: PromptRecord): { action: string; content: Record<string, unknown> | null; _meta: Record<string, string> } {
+  return {
+    action: p.status,
+    content: p.status === "accept" ? p.content : null,
+    _meta: { "com.pulsemcp/request-id": p.requestId, "com.pulsemcp/expires-at": new Date(p.expiresAt).toISOString() },
+  };
+}
+
+const UNKNOWN_SESSION = "unknown session: mint one with POST /api/v1/sessions";
+
+/** The emulated edge: without the service token, a 401 and the service never sees the request. */
+const edge: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const { emulation, serviceToken } = c.var.settings;
+  const id = c.req.header("cf-access-client-id");
+  const secret = c.req.header("cf-access-client-secret");
+  const matches =
+    serviceToken !== undefined && id !== undefined && secret !== undefined && (await secretEquals(id, serviceToken.clientId)) && (await secretEquals(secret, serviceToken.clientSecret));
+  if (emulation !== undefined && !matches) {
+    return jsonError(401, "Cloudflare Access (emulated): this application requires a service token (CF-Access-Client-Id and CF-Access-Client-Secret)");
+  }
+  c.set("access", matches);
+  await next();
+};
+
+/** Resolves the token in the path to its session, or answers 404 for anything the service did not mint. */
+const session: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const sessionId = await sessionFromToken(c.var.settings.secret, c.req.param("token") ?? "");
+  if (sessionId === undefined) return jsonError(404, UNKNOWN_SESSION);
+  c.set("sessionId", sessionId);
+  await next();
+};
+
+export const protocolRoutes = new Hono<AppEnv>();
+
+protocolRoutes.use(`${PROTOCOL_BASE}/*`, edge);
+// Hono's "/:token/*" also matches "/:token" itself.
+protocolRoutes.use(`${PROTOCOL_BASE}/:token/*`, session);
+
+const create = async (c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Response> => {
+  const body = await readJson(c.req.raw, MAX_CREATE_BYTES);
+  if (!body.ok) return body.response;
+  const parsed = parseCreate(body.value, Date.now());
+  if (!parsed.ok) return jsonError(400, parsed.reason);
+  const result = await sessionStore(c.env, c.var.sessionId).create(parsed.prompt, c.var.access);
+  if (!result.ok) {
+    switch (result.reason) {
+      case "unknown_session":
+        return jsonError(404, UNKNOWN_SESSION);
+      case "duplicate":
+        return jsonError(409, "a prompt with this request id already exists in this session");
+      case "too_many":
+        return jsonError(429, "this session has too many pending prompts");
+    }
+  }
+  return c.json({ requestId: parsed.prompt.requestId }, 201, { "cache-control": "no-store" });
+};
+
+protocolRoutes.post(`${PROTOCOL_BASE}/:token/`, create);
+protocolRoutes.post(`${PROTOCOL_BASE}/:token`, create);
+
+protocolRoutes.get(`${PROTOCOL_BASE}/:token/:requestId`, async (c) => {
+  const requestId = c.req.param("requestId");
+  if (!REQUEST_ID.test(requestId)) return jsonError(404, "unknown prompt");
+  const wait = preferredWait(c.req.header("prefer") ?? null);
+  const result = await sessionStore(c.env, c.var.sessionId).poll(requestId, (wait ?? 0) * 1000, c.var.access);
+  if (!result.ok) return jsonError(404, result.reason === "unknown_session" ? UNKNOWN_SESSION : "unknown prompt");
+  const headers: Record<string, string> = { "cache-control": "no-store" };
+  if (wait !== undefined) headers["preference-applied"] = `wait=${wait}`;
+  return c.json(pollAnswer(result.prompt), 200, headers);
+});
+
+// Answering is a person's act on the review page; the token that creates and polls never can.
+protocolRoutes.on(["POST", "PUT", "PATCH", "DELETE"], [`${PROTOCOL_BASE}/:token/:requestId`, `${PROTOCOL_BASE}/:token/:requestId/*`], () =>
+  jsonError(405, "a session token can create and poll a prompt, never answer one: a person answers on the review page", { allow: "GET" }),
+);
+protocolRoutes.on(["GET", "PUT", "PATCH", "DELETE"], [`${PROTOCOL_BASE}/:token/`, `${PROTOCOL_BASE}/:token`], () =>
+  jsonError(405, "create a prompt with POST; poll it with GET <url><requestId>", { allow: "POST" }),
+);

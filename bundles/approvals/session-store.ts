@@ -1,0 +1,236 @@
+// One Durable Object per approval session: its prompts, their decisions, the polls held open on them.
+// A prompt expires at its expiry (alarm), and is deleted a retention period after it was decided or
+// expired; a session with nothing left is deleted a retention period after its last activity.
+import { DurableObject } from "cloudflare:workers";
+import type { NewPrompt } from "./prompt";
+import { readSettings, DEFAULT_RETENTION_SECONDS, type ApprovalsEnv } from "./settings";
+
+export type PromptStatus = "pending" | "accept" | "decline" | "expired";
+
+export interface PromptRecord extends NewPrompt {
+  createdAt: number;
+  status: PromptStatus;
+  content: Record<string, unknown> | null;
+  decidedAt: number | null;
+  decidedBy: string | null;
+  /** Every poll, and those that carried the configured Access service token: proof the edge headers travelled. */
+  polls: number;
+  accessPolls: number;
+  createdWithAccess: boolean;
+}
+
+export type Decision = { action: "accept"; content: Record<string, unknown>; by: string } | { action: "decline"; by: string };
+
+export type Missing = "unknown_session" | "unknown_prompt";
+export type CreateResult = { ok: true } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" };
+export type PollResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing };
+export type DecideResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing } | { ok: false; reason: "not_pending"; prompt: PromptRecord };
+
+/** Pending prompts a session may hold at once: a runaway caller cannot fill the store. */
+export const MAX_PENDING = 100;
+
+type Row = {
+  request_id: string;
+  message: string;
+  schema: string;
+  tool_name: string | null;
+  caller_session: string | null;
+  created_at: number;
+  expires_at: number;
+  status: string;
+  content: string | null;
+  decided_at: number | null;
+  decided_by: string | null;
+  polls: number;
+  access_polls: number;
+  created_with_access: number;
+  delete_at: number | null;
+};
+
+function toRecord(r: Row): PromptRecord {
+  return {
+    requestId: r.request_id,
+    message: r.message,
+    requestedSchema: JSON.parse(r.schema) as Record<string, unknown>,
+    toolName: r.tool_name,
+    callerSessionId: r.caller_session,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    status: r.status as PromptStatus,
+    content: r.content === null ? null : (JSON.parse(r.content) as Record<string, unknown>),
+    decidedAt: r.decided_at,
+    decidedBy: r.decided_by,
+    polls: r.polls,
+    accessPolls: r.access_polls,
+    createdWithAccess: r.created_with_access === 1,
+  };
+}
+
+export class SessionStore extends DurableObject<ApprovalsEnv> {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly retentionMs: number;
+
+  constructor(ctx: DurableObjectState, env: ApprovalsEnv) {
+    super(ctx, env);
+    const settings = readSettings(env);
+    this.retentionMs = settings.ok ? settings.settings.retentionMs : DEFAULT_RETENTION_SECONDS * 1000;
+    this.schema();
+  }
+
+  private schema(): void {
+    this.ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), created_at INTEGER NOT NULL, last_active INTEGER NOT NULL)`);
+    this.ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS prompts (
+      request_id TEXT PRIMARY KEY, message TEXT NOT NULL, schema TEXT NOT NULL, tool_name TEXT, caller_session TEXT,
+      created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, status TEXT NOT NULL, content TEXT,
+      decided_at INTEGER, decided_by TEXT, polls INTEGER NOT NULL DEFAULT 0, access_polls INTEGER NOT NULL DEFAULT 0,
+      created_with_access INTEGER NOT NULL DEFAULT 0, delete_at INTEGER)`);
+  }
+
+  private exists(): boolean {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM session").one().n > 0;
+  }
+
+  private touch(now: number): void {
+    this.ctx.storage.sql.exec("UPDATE session SET last_active = ?", now);
+  }
+
+  /** Settles a prompt whose expiry has passed even if the alarm has not run yet, and returns it. */
+  private read(requestId: string, now = Date.now()): PromptRecord | undefined {
+    this.ctx.storage.sql.exec(
+      "UPDATE prompts SET status = 'expired', delete_at = expires_at + ? WHERE request_id = ? AND status = 'pending' AND expires_at <= ?",
+      this.retentionMs,
+      requestId,
+      now,
+    );
+    const row = this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts WHERE request_id = ?", requestId).toArray()[0];
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** Called when the operator mints the session: only a minted session accepts prompts. */
+  async open(): Promise<void> {
+    const now = Date.now();
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO session (id, created_at, last_active) VALUES (1, ?, ?)", now, now);
+    await this.schedule();
+  }
+
+  async create(prompt: NewPrompt, access: boolean): Promise<CreateResult> {
+    if (!this.exists()) return { ok: false, reason: "unknown_session" };
+    const now = Date.now();
+    if (this.read(prompt.requestId, now) !== undefined) return { ok: false, reason: "duplicate" };
+    const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status = 'pending' AND expires_at > ?", now).one().n;
+    if (pending >= MAX_PENDING) return { ok: false, reason: "too_many" };
+    this.ctx.storage.sql.exec(
+      `INSERT INTO prompts (request_id, message, schema, tool_name, caller_session, created_at, expires_at, status, created_with_access)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+      prompt.requestId,
+      prompt.message,
+      JSON.stringify(prompt.requestedSchema),
+      prompt.toolName,
+      prompt.callerSessionId,
+      now,
+      prompt.expiresAt,
+      access ? 1 : 0,
+    );
+    this.touch(now);
+    await this.schedule();
+    return { ok: true };
+  }
+
+  /** Answers at once, or holds up to waitMs (never past the expiry) until the prompt is decided. */
+  async poll(requestId: string, waitMs: number, access: boolean): Promise<PollResult> {
+    if (!this.exists()) return { ok: false, reason: "unknown_session" };
+    const now = Date.now();
+    let prompt = this.read(requestId, now);
+    if (prompt === undefined) return { ok: false, reason: "unknown_prompt" };
+    this.ctx.storage.sql.exec("UPDATE prompts SET polls = polls + 1, access_polls = access_polls + ? WHERE request_id = ?", access ? 1 : 0, requestId);
+    this.touch(now);
+    if (prompt.status === "pending" && waitMs > 0) {
+      await this.wait(requestId, Math.min(waitMs, prompt.expiresAt - now));
+      prompt = this.read(requestId);
+      if (prompt === undefined) return { ok: false, reason: "unknown_prompt" };
+    }
+    return { ok: true, prompt };
+  }
+
+  async list(): Promise<PromptRecord[] | undefined> {
+    if (!this.exists()) return undefined;
+    const now = Date.now();
+    const ids = this.ctx.storage.sql.exec<{ request_id: string }>("SELECT request_id FROM prompts ORDER BY created_at DESC").toArray();
+    return ids.map((r) => this.read(r.request_id, now)).filter((p): p is PromptRecord => p !== undefined);
+  }
+
+  async decide(requestId: string, decision: Decision): Promise<DecideResult> {
+    if (!this.exists()) return { ok: false, reason: "unknown_session" };
+    const now = Date.now();
+    const prompt = this.read(requestId, now);
+    if (prompt === undefined) return { ok: false, reason: "unknown_prompt" };
+    // Decided or expired is final: a late or second decision never changes the answer a poll saw.
+    if (prompt.status !== "pending") return { ok: false, reason: "not_pending", prompt };
+    this.ctx.storage.sql.exec(
+      "UPDATE prompts SET status = ?, content = ?, decided_at = ?, decided_by = ?, delete_at = ? WHERE request_id = ? AND status = 'pending'",
+      decision.action,
+      decision.action === "accept" ? JSON.stringify(decision.content) : null,
+      now,
+      decision.by,
+      now + this.retentionMs,
+      requestId,
+    );
+    this.touch(now);
+    this.wake(requestId);
+    await this.schedule();
+    const decided = this.read(requestId, now);
+    return decided === undefined ? { ok: false, reason: "unknown_prompt" } : { ok: true, prompt: decided };
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    const expiring = this.ctx.storage.sql.exec<{ request_id: string }>("SELECT request_id FROM prompts WHERE status = 'pending' AND expires_at <= ?", now).toArray();
+    for (const { request_id } of expiring) {
+      this.read(request_id, now);
+      this.wake(request_id);
+    }
+    this.ctx.storage.sql.exec("DELETE FROM prompts WHERE delete_at IS NOT NULL AND delete_at <= ?", now);
+    const left = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts").one().n;
+    const session = this.ctx.storage.sql.exec<{ last_active: number }>("SELECT last_active FROM session").toArray()[0];
+    if (left === 0 && (session === undefined || session.last_active + this.retentionMs <= now)) {
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.schema();
+      return;
+    }
+    await this.schedule();
+  }
+
+  private async schedule(): Promise<void> {
+    // The session's own deletion counts only once it holds no prompts, or the alarm would fire in a loop.
+    const next = this.ctx.storage.sql
+      .exec<{ at: number | null }>(
+        `SELECT coalesce(
+           (SELECT min(CASE WHEN status = 'pending' THEN expires_at ELSE delete_at END) FROM prompts),
+           (SELECT last_active + ? FROM session)) AS at`,
+        this.retentionMs,
+      )
+      .one().at;
+    if (next === null) return;
+    if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
+  }
+
+  private wait(requestId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.waiters.get(requestId) ?? new Set<() => void>();
+      this.waiters.set(requestId, set);
+      const done = (): void => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && this.waiters.get(requestId) === set) this.waiters.delete(requestId);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      set.add(done);
+    });
+  }
+
+  private wake(requestId: string): void {
+    for (const done of [...(this.waiters.get(requestId) ?? [])]) done();
+  }
+}

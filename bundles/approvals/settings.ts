@@ -1,0 +1,103 @@
+// The approval service's configuration, read from its vars and secrets. Pure: the Worker and the Durable
+// Object read the same settings, and a misconfiguration names the variable, never its value.
+import type { SessionStore } from "./session-store";
+
+export interface ApprovalsEnv {
+  SESSIONS: DurableObjectNamespace<SessionStore>;
+  /** HMAC key the session tokens, review keys and CSRF tokens are derived from. */
+  SESSION_SECRET?: string;
+  /** Bearer token of the operator API (minting sessions, reading prompt stats). */
+  OPERATOR_TOKEN?: string;
+  /** "true": no sign-in, the page says so in a banner. Honoured only on a loopback host. */
+  DEV_MODE?: string;
+  /** "true": the protocol endpoints demand the Access service-token headers, as Access would. */
+  ACCESS_EMULATION?: string;
+  ACCESS_CLIENT_ID?: string;
+  ACCESS_CLIENT_SECRET?: string;
+  /** https://<team>.cloudflareaccess.com: the issuer of the Cf-Access-Jwt-Assertion a person brings. */
+  ACCESS_TEAM_DOMAIN?: string;
+  /** The Access application's audience tag. */
+  ACCESS_AUD?: string;
+  /** Defaults to <team domain>/cdn-cgi/access/certs; tests point it at a local JWKS. */
+  ACCESS_CERTS_URL?: string;
+  /** How long a decided or expired prompt is kept, in seconds (default 7 days). */
+  RETENTION_SECONDS?: string;
+  /** The origin printed in minted URLs when the service sits behind a proxy that rewrites the host. */
+  PUBLIC_ORIGIN?: string;
+}
+
+export interface AccessConfig {
+  teamDomain: string;
+  audience: string;
+  certsUrl: string;
+}
+
+export interface Settings {
+  secret: string;
+  operatorToken: string | undefined;
+  devMode: boolean;
+  /** The service token the emulated edge demands; undefined when the switch is off. */
+  emulation: { clientId: string; clientSecret: string } | undefined;
+  /** The service token, when configured, whether or not it is demanded: a matching pair is recorded. */
+  serviceToken: { clientId: string; clientSecret: string } | undefined;
+  access: AccessConfig | undefined;
+  retentionMs: number;
+  publicOrigin: string | undefined;
+}
+
+export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
+export const MIN_SECRET_LENGTH = 32;
+export const MIN_OPERATOR_TOKEN_LENGTH = 16;
+
+export type SettingsResult = { ok: true; settings: Settings } | { ok: false; problems: string[] };
+
+const isOn = (v: string | undefined): boolean => v?.trim().toLowerCase() === "true";
+const present = (v: string | undefined): string | undefined => (v === undefined || v.trim() === "" ? undefined : v.trim());
+
+export function readSettings(env: Omit<ApprovalsEnv, "SESSIONS">): SettingsResult {
+  const problems: string[] = [];
+  const secret = present(env.SESSION_SECRET);
+  if (secret === undefined || secret.length < MIN_SECRET_LENGTH) problems.push(`SESSION_SECRET must be set to at least ${MIN_SECRET_LENGTH} characters`);
+  const operatorToken = present(env.OPERATOR_TOKEN);
+  if (operatorToken !== undefined && operatorToken.length < MIN_OPERATOR_TOKEN_LENGTH) {
+    problems.push(`OPERATOR_TOKEN must be at least ${MIN_OPERATOR_TOKEN_LENGTH} characters when set`);
+  }
+
+  const clientId = present(env.ACCESS_CLIENT_ID);
+  const clientSecret = present(env.ACCESS_CLIENT_SECRET);
+  const serviceToken = clientId !== undefined && clientSecret !== undefined ? { clientId, clientSecret } : undefined;
+  const emulate = isOn(env.ACCESS_EMULATION);
+  if (emulate && serviceToken === undefined) problems.push("ACCESS_EMULATION is on: ACCESS_CLIENT_ID and ACCESS_CLIENT_SECRET must be set");
+
+  let access: AccessConfig | undefined;
+  const teamDomain = present(env.ACCESS_TEAM_DOMAIN)?.replace(/\/+$/, "");
+  const audience = present(env.ACCESS_AUD);
+  if (teamDomain !== undefined || audience !== undefined) {
+    if (teamDomain === undefined || audience === undefined) problems.push("ACCESS_TEAM_DOMAIN and ACCESS_AUD must be set together");
+    else if (!/^https:\/\/[a-z0-9-]+\.cloudflareaccess\.com$/.test(teamDomain)) problems.push("ACCESS_TEAM_DOMAIN must look like https://<team>.cloudflareaccess.com");
+    else access = { teamDomain, audience, certsUrl: present(env.ACCESS_CERTS_URL) ?? `${teamDomain}/cdn-cgi/access/certs` };
+  }
+
+  let retentionMs = DEFAULT_RETENTION_SECONDS * 1000;
+  const retention = present(env.RETENTION_SECONDS);
+  if (retention !== undefined) {
+    const seconds = Number(retention);
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > 365 * 24 * 3600) problems.push("RETENTION_SECONDS must be a whole number of seconds between 1 and one year");
+    else retentionMs = seconds * 1000;
+  }
+
+  if (problems.length > 0 || secret === undefined) return { ok: false, problems };
+  return {
+    ok: true,
+    settings: {
+      secret,
+      operatorToken,
+      devMode: isOn(env.DEV_MODE),
+      emulation: emulate ? serviceToken : undefined,
+      serviceToken,
+      access,
+      retentionMs,
+      publicOrigin: present(env.PUBLIC_ORIGIN)?.replace(/\/+$/, ""),
+    },
+  };
+}

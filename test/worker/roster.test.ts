@@ -1,0 +1,319 @@
+// Covers the roster schema (worker/roster.ts): every config error names its path, ${VAR} resolution, the seeding check, and the checked-in strad.config.yaml.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import {
+  BUNDLE_OWNED_HEADERS,
+  checkSeeded,
+  parseRoster,
+  type Roster,
+  type RosterError,
+  resolveHeaderMap,
+  resolveRefs,
+  slugNamespace,
+  validateRoster,
+} from "../../worker/roster";
+
+type Json = Record<string, unknown>;
+
+const PREFIX = "https://zimmer.tadasant.com/api/v1/elicitations/session/";
+
+function base(): { gateway: Json; callers: Json[]; servers: Json[] } {
+  return {
+    gateway: { elicitation: { allowedUrlPrefixes: [PREFIX] } },
+    callers: [{ id: "s1", kind: "session", roles: ["user"], tokenSecret: "TOKEN_S1" }],
+    servers: [
+      { slug: "gmail-rw", kind: "bundle", bundle: "GOOGLE", path: "/gmail", entitlements: ["user"], confirmations: true },
+      { slug: "gmail-ro", kind: "bundle", bundle: "GOOGLE", path: "/gmail-ro", entitlements: ["user"] },
+      { slug: "remote", kind: "remote-http", url: "https://remote.example/mcp", entitlements: ["user"] },
+    ],
+  };
+}
+
+function errorsOf(data: unknown): RosterError[] {
+  const result = validateRoster(data);
+  return result.ok ? [] : result.errors;
+}
+
+function valid(data: unknown): Roster {
+  const result = validateRoster(data);
+  if (!result.ok) throw new Error(`expected a valid roster, got ${JSON.stringify(result.errors)}`);
+  return result.roster;
+}
+
+function withServer(index: number, patch: Json): ReturnType<typeof base> {
+  const data = base();
+  data.servers[index] = { ...data.servers[index], ...patch };
+  return data;
+}
+
+/** Asserts one error sits at `path` with a message matching `message`. */
+function expectError(data: unknown, path: string, message: RegExp): void {
+  const errors = errorsOf(data);
+  const hit = errors.find((e) => e.path === path && message.test(e.message));
+  expect(hit, `no error at ${path} matching ${message}; got ${JSON.stringify(errors)}`).toBeDefined();
+}
+
+describe("a valid roster", () => {
+  it("the base roster of these tests is valid and gets its defaults", () => {
+    const roster = valid(base());
+    const ro = roster.servers[1];
+    expect(ro?.timeoutMs).toBe(120_000);
+    expect(ro?.confirmations).toBe(false);
+    expect(ro?.skipConfirmations).toBe(false);
+    expect(ro?.headers).toEqual({});
+    expect(ro?.confirmationHeaders).toEqual({});
+    expect(ro?.mayBeUnseeded).toEqual([]);
+    expect(ro?.env).toEqual({});
+  });
+
+  it("an empty file is a valid roster with an empty allowlist", () => {
+    const result = parseRoster("");
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.roster.gateway.elicitation.allowedUrlPrefixes).toEqual([]);
+      expect(result.roster.servers).toEqual([]);
+    }
+  });
+
+  it("the checked-in strad.config.yaml is valid", () => {
+    const text = readFileSync(fileURLToPath(new URL("../../strad.config.yaml", import.meta.url)), "utf8");
+    const result = parseRoster(text);
+    expect(result.ok ? [] : result.errors).toEqual([]);
+  });
+});
+
+describe("config errors name their path", () => {
+  it("a duplicate slug", () => {
+    const data = base();
+    data.servers.push({ slug: "gmail-rw", kind: "bundle", bundle: "OTHER", path: "/x", entitlements: ["user"] });
+    expectError(data, "servers[3].slug", /duplicate slug "gmail-rw" \(also servers\[0\]\)/);
+  });
+
+  it("a duplicate caller id", () => {
+    const data = base();
+    data.callers.push({ id: "s1", kind: "admin", tokenSecret: "TOKEN_X" });
+    expectError(data, "callers[1].id", /duplicate caller id "s1"/);
+  });
+
+  it("confirmations and skipConfirmations both true", () => {
+    expectError(withServer(0, { skipConfirmations: true }), "servers[0].skipConfirmations", /both true; strad will not pick one/);
+  });
+
+  it("confirmationHeaders without confirmations: true", () => {
+    expectError(withServer(1, { confirmationHeaders: { "CF-Access-Client-Id": "${ID}" } }), "servers[1].confirmationHeaders", /without confirmations: true/);
+  });
+
+  it("confirmationHeaders beside skipConfirmations (not confirmations) is still an error", () => {
+    expectError(withServer(1, { skipConfirmations: true, confirmationHeaders: { "CF-Access-Client-Id": "${ID}" } }), "servers[1].confirmationHeaders", /without confirmations: true/);
+  });
+
+  it("confirmationHeaders with confirmations: true is fine", () => {
+    expect(errorsOf(withServer(0, { confirmationHeaders: { "CF-Access-Client-Id": "${ID}" } }))).toEqual([]);
+  });
+
+  const owned = ["content-type", "Content-Length", "transfer-encoding", "connection", "host", "CONTENT-TYPE", "Host", "Transfer-Encoding"];
+  it.each(owned)("a confirmationHeaders name the bundle owns: %s", (name) => {
+    expectError(withServer(0, { confirmationHeaders: { [name]: "x" } }), `servers[0].confirmationHeaders.${name}`, /set by the bundle itself/);
+  });
+
+  it("the owned list is exactly the five names of seed 000", () => {
+    expect([...BUNDLE_OWNED_HEADERS].sort()).toEqual(["connection", "content-length", "content-type", "host", "transfer-encoding"]);
+  });
+
+  it("a confirmationHeaders name that is not an HTTP token", () => {
+    // zod reports a bad record key as "Invalid key in record"; the path names the header.
+    expectError(withServer(0, { confirmationHeaders: { "Bad Name": "x" } }), "servers[0].confirmationHeaders.Bad Name", /key/);
+  });
+
+  it("a skipConfirmations slug on the same bundle and path as a confirmations slug", () => {
+    const data = base();
+    data.servers.push({ slug: "gmail-agent", kind: "bundle", bundle: "GOOGLE", path: "/gmail", entitlements: ["user"], skipConfirmations: true });
+    expectError(data, "servers[3].skipConfirmations", /shares bundle GOOGLE and path \/gmail with servers\[0\] \("gmail-rw"\)/);
+  });
+
+  it("a skipConfirmations slug on the same bundle but its own path is fine", () => {
+    const data = base();
+    data.servers.push({ slug: "gmail-agent", kind: "bundle", bundle: "GOOGLE", path: "/gmail-agent", entitlements: ["user"], skipConfirmations: true });
+    expect(errorsOf(data)).toEqual([]);
+  });
+
+  it("a skipConfirmations slug on the same path of another bundle is fine", () => {
+    const data = base();
+    data.servers.push({ slug: "gmail-agent", kind: "bundle", bundle: "OTHER", path: "/gmail", entitlements: ["user"], skipConfirmations: true });
+    expect(errorsOf(data)).toEqual([]);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ["confirmations", true, /cannot receive the approval channel/],
+    ["skipConfirmations", true, /cannot declare skipConfirmations/],
+    ["confirmationHeaders", { "CF-Access-Client-Id": "${ID}" }, /cannot receive confirmationHeaders/],
+  ])("%s on a remote-http server", (key, value, message) => {
+    expectError(withServer(2, { [key]: value }), `servers[2].${key}`, message);
+  });
+
+  it("bundle-only and remote-only keys stay with their kind", () => {
+    expectError(withServer(2, { bundle: "GOOGLE" }), "servers[2].bundle", /bundle servers only/);
+    expectError(withServer(2, { path: "/x" }), "servers[2].path", /bundle servers only/);
+    expectError(withServer(2, { url: undefined }), "servers[2].url", /needs url/);
+    expectError(withServer(1, { url: "https://x.example/mcp" }), "servers[1].url", /remote-http servers only/);
+    expectError(withServer(1, { bundle: undefined }), "servers[1].bundle", /needs bundle/);
+    expectError(withServer(1, { path: undefined }), "servers[1].path", /needs path/);
+  });
+
+  it("two slugs of one bundle declaring one bare env name with different values", () => {
+    const data = base();
+    data.servers[0] = { ...data.servers[0], env: { OP_ELICITATION_WRITE: "true" } };
+    data.servers[1] = { ...data.servers[1], env: { OP_ELICITATION_WRITE: "false" } };
+    expectError(data, "servers[1].env.OP_ELICITATION_WRITE", /bundle GOOGLE already has OP_ELICITATION_WRITE with a different value \(servers\[0\]\); write it per slug/);
+  });
+
+  it("two slugs of one bundle declaring one bare env name with the same value is fine", () => {
+    const data = base();
+    data.servers[0] = { ...data.servers[0], env: { MODE: "x" } };
+    data.servers[1] = { ...data.servers[1], env: { MODE: "x" } };
+    expect(errorsOf(data)).toEqual([]);
+  });
+
+  it("per-slug <SLUG>__ names never clash, whatever their values", () => {
+    const data = base();
+    data.servers[0] = { ...data.servers[0], env: { GMAIL_RW__OP_ELICITATION_WRITE: "true", SHARED__X: "1" } };
+    data.servers[1] = { ...data.servers[1], env: { GMAIL_RO__OP_ELICITATION_WRITE: "false", SHARED__X: "2" } };
+    expect(errorsOf(data)).toEqual([]);
+  });
+
+  it("one bare name with different values in two different bundles is fine", () => {
+    const data = base();
+    data.servers[0] = { ...data.servers[0], env: { MODE: "x" } };
+    data.servers.push({ slug: "other", kind: "bundle", bundle: "OTHER", path: "/o", entitlements: ["user"], env: { MODE: "y" } });
+    expect(errorsOf(data)).toEqual([]);
+  });
+
+  it.each<[string, RegExp]>([
+    ["https://zimmer.tadasant.com/api/v1/elicitations/session", /must end in "\/"/],
+    ["http://zimmer.tadasant.com/api/", /must be https/],
+    ["https://ZIMMER.tadasant.com/api/", /not in normal form/],
+    ["https://zimmer.tadasant.com:443/api/", /not in normal form/],
+    ["https://zimmer.tadasant.com/a/../api/", /not in normal form/],
+    ["zimmer.tadasant.com/api/", /not an absolute URL/],
+    ["https://zimmer.tadasant.com/api/?q=1", /query or fragment/],
+    ["https://u@zimmer.tadasant.com/api/", /userinfo/],
+  ])("a prefix %s", (prefix, message) => {
+    const data = base();
+    data.gateway = { elicitation: { allowedUrlPrefixes: [PREFIX, prefix] } };
+    expectError(data, "gateway.elicitation.allowedUrlPrefixes[1]", message);
+  });
+
+  it.each(["http://127.0.0.1:8788/api/", "http://localhost:8788/api/", "http://[::1]:8788/api/"])("a loopback http prefix %s is fine", (prefix) => {
+    const data = base();
+    data.gateway = { elicitation: { allowedUrlPrefixes: [prefix] } };
+    expect(errorsOf(data)).toEqual([]);
+  });
+
+  it.each<[string, (d: ReturnType<typeof base>) => void, string, string]>([
+    ["the root", (d) => Object.assign(d, { gatway: {} }), "(root)", "gatway"],
+    ["gateway", (d) => Object.assign(d.gateway, { elicitaton: {} }), "gateway", "elicitaton"],
+    ["gateway.elicitation", (d) => Object.assign(d.gateway, { elicitation: { allowedUrlPrefix: [PREFIX] } }), "gateway.elicitation", "allowedUrlPrefix"],
+    ["a caller", (d) => Object.assign(d.callers[0] as Json, { role: ["user"] }), "callers[0]", "role"],
+    ["a server", (d) => Object.assign(d.servers[0] as Json, { confirmation: true }), "servers[0]", "confirmation"],
+    ["a server (camel-case slip)", (d) => Object.assign(d.servers[1] as Json, { timeoutms: 5000 }), "servers[1]", "timeoutms"],
+  ])("an unknown key in %s", (_where, mutate, path, key) => {
+    const data = base();
+    mutate(data);
+    expectError(data, path, new RegExp(`"${key}"`));
+  });
+
+  it("a wrong type names the key's path", () => {
+    expectError(withServer(0, { timeoutMs: "120000" }), "servers[0].timeoutMs", /number/);
+    expectError(withServer(0, { kind: "local" }), "servers[0].kind", /bundle|remote-http/);
+  });
+
+  it("a YAML file reports its errors with paths too, and a duplicate YAML key is an error", () => {
+    const bad = parseRoster("servers:\n  - slug: a\n    kind: bundle\n    bundle: B\n    path: /a\n    entitlements: [u]\n    confirmatons: true\n");
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors).toContainEqual({ path: "servers[0]", message: expect.stringContaining('"confirmatons"') });
+    const dup = parseRoster("callers: []\ncallers: []\n");
+    expect(dup.ok).toBe(false);
+    if (!dup.ok) expect(dup.errors[0]?.path).toBe("(yaml)");
+  });
+
+  it("every error is reported, not only the first", () => {
+    const data = base();
+    data.servers[0] = { ...data.servers[0], skipConfirmations: true };
+    data.servers[2] = { ...data.servers[2], confirmations: true };
+    const paths = errorsOf(data).map((e) => e.path);
+    expect(paths).toContain("servers[0].skipConfirmations");
+    expect(paths).toContain("servers[2].confirmations");
+  });
+});
+
+describe("${VAR} references", () => {
+  it("the slug namespace is the slug upper-cased with - as _", () => {
+    expect(slugNamespace("gmail-rw-external")).toBe("GMAIL_RW_EXTERNAL__");
+    expect(slugNamespace("echo")).toBe("ECHO__");
+  });
+
+  it("the slug's own namespace wins over the shared one", () => {
+    const env = { GMAIL_RW_EXTERNAL__ID: "own", ID: "shared" };
+    expect(resolveRefs("${ID}", "gmail-rw-external", env)).toEqual({ ok: true, value: "own" });
+  });
+
+  it("the shared name is used when the slug has none of its own", () => {
+    expect(resolveRefs("Bearer ${ID}", "gmail-rw-external", { ID: "shared", OTHER_SLUG__ID: "not-mine" })).toEqual({ ok: true, value: "Bearer shared" });
+  });
+
+  it("another slug's namespace is never read", () => {
+    expect(resolveRefs("${ID}", "gmail-rw-external", { GMAIL_RO__ID: "theirs" })).toEqual({ ok: false, missing: "ID" });
+  });
+
+  it("a value that is not a string (a binding) counts as missing", () => {
+    expect(resolveRefs("${ID}", "s", { ID: { fetch() {} } })).toEqual({ ok: false, missing: "ID" });
+  });
+
+  it("several refs in one value all resolve, and the first missing one is named", () => {
+    expect(resolveRefs("${A}:${B}", "s", { A: "1", S__B: "2" })).toEqual({ ok: true, value: "1:2" });
+    expect(resolveRefs("${A}:${B}:${C}", "s", { A: "1" })).toEqual({ ok: false, missing: "B" });
+  });
+
+  it("a value without refs is returned as written", () => {
+    expect(resolveRefs("plain $VAR {X}", "s", {})).toEqual({ ok: true, value: "plain $VAR {X}" });
+  });
+
+  it("resolveHeaderMap resolves every header, or names the missing variable", () => {
+    const map = { "CF-Access-Client-Id": "${CF_ID}", "CF-Access-Client-Secret": "${CF_SECRET}" };
+    expect(resolveHeaderMap(map, "gmail-rw", { CF_ID: "id", GMAIL_RW__CF_SECRET: "sec" })).toEqual({
+      ok: true,
+      headers: { "CF-Access-Client-Id": "id", "CF-Access-Client-Secret": "sec" },
+    });
+    expect(resolveHeaderMap(map, "gmail-rw", { CF_ID: "id" })).toEqual({ ok: false, missing: "CF_SECRET" });
+    expect(resolveHeaderMap({}, "gmail-rw", {})).toEqual({ ok: true, headers: {} });
+  });
+});
+
+describe("checkSeeded", () => {
+  const roster = valid(
+    withServer(0, {
+      confirmationHeaders: { "CF-Access-Client-Id": "${CF_ID}", "CF-Access-Client-Secret": "${CF_SECRET}" },
+      headers: { Authorization: "Bearer ${API_KEY}" },
+      mayBeUnseeded: ["CF_SECRET"],
+    }),
+  );
+
+  it("names every unseeded ref by path and variable, except those listed in mayBeUnseeded", () => {
+    const errors = checkSeeded(roster, { TOKEN_S1: "t" });
+    expect(errors).toEqual([
+      { path: "servers[0].headers.Authorization", message: expect.stringContaining("API_KEY is not seeded") },
+      { path: "servers[0].confirmationHeaders.CF-Access-Client-Id", message: expect.stringContaining("CF_ID is not seeded") },
+    ]);
+  });
+
+  it("a ref seeded in the slug's own namespace or the shared one passes", () => {
+    expect(checkSeeded(roster, { TOKEN_S1: "t", GMAIL_RW__CF_ID: "id", API_KEY: "k" })).toEqual([]);
+  });
+
+  it("an unseeded caller token secret is named, never a value", () => {
+    const errors = checkSeeded(roster, { GMAIL_RW__CF_ID: "id", API_KEY: "value-that-must-not-leak" });
+    expect(errors).toEqual([{ path: "callers[0].tokenSecret", message: "secret TOKEN_S1 is not seeded" }]);
+    expect(JSON.stringify(errors)).not.toContain("value-that-must-not-leak");
+  });
+});

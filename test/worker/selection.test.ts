@@ -1,0 +1,143 @@
+// Covers mount selection and tool naming (worker/selection.ts): ?servers= parsing, entitlement, the prefixing rule, routeTool.
+import { describe, expect, it } from "vitest";
+import type { Caller } from "../../worker/auth";
+import { type Roster, validateRoster } from "../../worker/roster";
+import { exposedName, routeTool, type Selection, selectServers } from "../../worker/selection";
+
+function roster(): Roster {
+  const result = validateRoster({
+    servers: [
+      { slug: "echo", kind: "bundle", bundle: "ECHO", path: "/echo", entitlements: ["user", "reader"] },
+      { slug: "echo-confirmed", kind: "bundle", bundle: "ECHO", path: "/echo-confirmed", entitlements: ["user"], confirmations: true },
+      { slug: "secret-ops", kind: "bundle", bundle: "OPS", path: "/ops", entitlements: ["ops"] },
+      { slug: "remote-demo", kind: "remote-http", url: "https://remote.example/mcp", entitlements: ["user"] },
+    ],
+  });
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  return result.roster;
+}
+
+function caller(kind: Caller["kind"], roles: string[]): Caller {
+  return { id: `c-${kind}`, kind, roles, tokenSecret: "T", isAdmin: kind === "admin" };
+}
+
+const user = caller("session", ["user"]);
+const reader = caller("session", ["reader"]);
+const admin = caller("admin", []);
+
+function ok(selection: Selection): Extract<Selection, { ok: true }> {
+  if (!selection.ok) throw new Error(`expected a selection, got: ${selection.message}`);
+  return selection;
+}
+
+const slugs = (s: Extract<Selection, { ok: true }>): string[] => s.servers.map((x) => x.slug);
+
+describe("?servers=", () => {
+  it("no parameter selects every entitled server, prefixed when there are several", () => {
+    const s = ok(selectServers(roster(), user, null));
+    expect(slugs(s)).toEqual(["echo", "echo-confirmed", "remote-demo"]);
+    expect(s.prefixed).toBe(true);
+  });
+
+  it("no parameter with one entitled server leaves names unprefixed", () => {
+    const s = ok(selectServers(roster(), reader, null));
+    expect(slugs(s)).toEqual(["echo"]);
+    expect(s.prefixed).toBe(false);
+  });
+
+  it("a caller entitled to nothing selects nothing and routes nothing", () => {
+    const s = ok(selectServers(roster(), caller("session", ["nobody"]), null));
+    expect(s.servers).toEqual([]);
+    expect(routeTool(s, "echo")).toBeUndefined();
+  });
+
+  it("an admin holds every role", () => {
+    expect(slugs(ok(selectServers(roster(), admin, null)))).toEqual(["echo", "echo-confirmed", "secret-ops", "remote-demo"]);
+    expect(slugs(ok(selectServers(roster(), admin, "secret-ops")))).toEqual(["secret-ops"]);
+  });
+
+  it("one named server is selected unprefixed", () => {
+    const s = ok(selectServers(roster(), user, "echo-confirmed"));
+    expect(slugs(s)).toEqual(["echo-confirmed"]);
+    expect(s.prefixed).toBe(false);
+  });
+
+  it("several named servers keep the order asked for and are prefixed", () => {
+    const s = ok(selectServers(roster(), user, "remote-demo,echo"));
+    expect(slugs(s)).toEqual(["remote-demo", "echo"]);
+    expect(s.prefixed).toBe(true);
+  });
+
+  it("spaces around slugs are ignored and a repeated slug counts once", () => {
+    const s = ok(selectServers(roster(), user, " echo , echo"));
+    expect(slugs(s)).toEqual(["echo"]);
+    expect(s.prefixed).toBe(false);
+  });
+
+  it.each(["", "echo,", ",echo", "echo,,remote-demo", " "])("an empty slug in %j is refused", (param) => {
+    const s = selectServers(roster(), user, param);
+    expect(s).toEqual({ ok: false, message: "?servers= holds an empty slug" });
+  });
+
+  it("more than 64 names are refused", () => {
+    const s = selectServers(roster(), user, Array.from({ length: 65 }, () => "echo").join(","));
+    expect(s).toEqual({ ok: false, message: "?servers= names more than 64 servers" });
+  });
+
+  it("an unknown slug and an unentitled slug read the same, so the roster cannot be probed", () => {
+    const unknown = selectServers(roster(), user, "no-such-thing");
+    const unentitled = selectServers(roster(), user, "secret-ops");
+    expect(unknown.ok).toBe(false);
+    expect(unentitled.ok).toBe(false);
+    if (unknown.ok || unentitled.ok) return;
+    expect(unknown.message).toBe('unknown server "no-such-thing" (or not one this caller may use)');
+    expect(unentitled.message.replace("secret-ops", "no-such-thing")).toBe(unknown.message);
+  });
+
+  it("one bad slug among good ones refuses the whole request and names it", () => {
+    const s = selectServers(roster(), reader, "echo,echo-confirmed");
+    expect(s).toEqual({ ok: false, message: 'unknown server "echo-confirmed" (or not one this caller may use)' });
+  });
+
+  it("a long unknown slug is cut to 64 characters in the message", () => {
+    const long = "x".repeat(500);
+    const s = selectServers(roster(), user, long);
+    expect(s.ok).toBe(false);
+    if (!s.ok) {
+      expect(s.message).toContain("x".repeat(64));
+      expect(s.message).not.toContain("x".repeat(65));
+    }
+  });
+});
+
+describe("tool names", () => {
+  it("with one server, names are the upstream names unchanged and route back to it", () => {
+    const s = ok(selectServers(roster(), user, "echo"));
+    const server = s.servers[0];
+    if (server === undefined) throw new Error("no server");
+    expect(exposedName(server, "add", s.prefixed)).toBe("add");
+    expect(routeTool(s, "add")).toEqual({ server, tool: "add" });
+    // Unprefixed, even a name containing the separator belongs to the one server as written.
+    expect(routeTool(s, "echo-confirmed__add")).toEqual({ server, tool: "echo-confirmed__add" });
+  });
+
+  it("with several servers, two tools of one name never shadow each other", () => {
+    const s = ok(selectServers(roster(), user, "echo,echo-confirmed"));
+    const [a, b] = s.servers;
+    if (a === undefined || b === undefined) throw new Error("no servers");
+    const names = [exposedName(a, "add", s.prefixed), exposedName(b, "add", s.prefixed)];
+    expect(names).toEqual(["echo__add", "echo-confirmed__add"]);
+    expect(routeTool(s, "echo__add")).toEqual({ server: a, tool: "add" });
+    expect(routeTool(s, "echo-confirmed__add")).toEqual({ server: b, tool: "add" });
+  });
+
+  it("the split is at the first __, so a tool name may itself contain __", () => {
+    const s = ok(selectServers(roster(), user, "echo,remote-demo"));
+    expect(routeTool(s, "remote-demo__get__item")).toEqual({ server: s.servers[1], tool: "get__item" });
+  });
+
+  it.each(["add", "__add", "unknown__add", "secret-ops__add", "echo-confirmed__add"])("%s routes nowhere when prefixed", (name) => {
+    const s = ok(selectServers(roster(), user, "echo,remote-demo"));
+    expect(routeTool(s, name)).toBeUndefined();
+  });
+});
