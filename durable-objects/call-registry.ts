@@ -18,6 +18,8 @@ const encoder = new TextEncoder();
 
 export class CallRegistry extends DurableObject {
   private readonly calls = new Map<string, CallRecord>();
+  /** Requests this object has served (stats() aside): the bench and tests hold the per-call cost to it. */
+  private served = 0;
   private loaded: Promise<void> | undefined;
 
   private async load(): Promise<void> {
@@ -33,6 +35,7 @@ export class CallRegistry extends DurableObject {
 
   /** Registers a call and answers with a stream that says "live", then "cancelled" or "deadline" if either happens. */
   override async fetch(request: Request): Promise<Response> {
+    this.served++;
     await this.load();
     const url = new URL(request.url);
     if (url.pathname !== "/watch" || request.method !== "POST") return new Response("not found", { status: 404 });
@@ -52,6 +55,7 @@ export class CallRegistry extends DurableObject {
 
   /** The gateway is done with the call (answered, caller left, timed out). */
   async end(key: string): Promise<void> {
+    this.served++;
     await this.load();
     const record = this.calls.get(key);
     if (record === undefined || record.state !== "live") return;
@@ -62,6 +66,7 @@ export class CallRegistry extends DurableObject {
 
   /** notifications/cancelled from the same caller, on whichever isolate it landed. */
   async cancel(key: string): Promise<boolean> {
+    this.served++;
     await this.load();
     const record = this.calls.get(key);
     if (record === undefined || record.state !== "live") return false;
@@ -73,12 +78,20 @@ export class CallRegistry extends DurableObject {
 
   /** The send gate's single permission: true once per call, and only while the call is live. */
   async claim(key: string): Promise<boolean> {
+    this.served++;
     await this.load();
     const record = this.calls.get(key);
     if (record === undefined || record.state !== "live" || record.claimed || Date.now() >= record.deadline) return false;
     record.claimed = true;
     await this.persist(key, record);
     return true;
+  }
+
+  /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */
+  async stats(): Promise<{ served: number; live: number }> {
+    let live = 0;
+    for (const r of this.calls.values()) if (r.state === "live") live++;
+    return { served: this.served, live };
   }
 
   override async alarm(): Promise<void> {
@@ -97,11 +110,15 @@ export class CallRegistry extends DurableObject {
     await this.scheduleAlarm();
   }
 
+  /** Tells the watching gateway isolate; never waits on it, so a slow or gone reader cannot stall this object. */
   private async signal(record: CallRecord, word: string): Promise<void> {
     const writer = record.notify;
     if (writer === undefined) return;
-    await writer.write(encoder.encode(`${word}\n`)).catch(() => {});
-    this.close(record);
+    record.notify = undefined;
+    void writer
+      .write(encoder.encode(`${word}\n`))
+      .then(() => writer.close())
+      .catch(() => {});
   }
 
   private close(record: CallRecord): void {

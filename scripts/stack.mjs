@@ -2,7 +2,7 @@
 // the e2e suite) is the gateway with its bundles on 8787, the approval service on 8788 and the fakes on 8789;
 // tests of a single Worker start it alone on free ports with startWorkers().
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,9 +16,18 @@ export const STACK = [
   { name: "fakes", port: PORTS.fakes, configs: ["test/fakes/wrangler.toml"] },
 ];
 
+const varNames = (text) => new Set(text.split("\n").map((l) => /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1]).filter(Boolean));
+
+/** Creates .dev.vars from the example, or adds the example's variables that an older copy lacks. */
 export function prepare() {
   const vars = join(ROOT, ".dev.vars");
-  if (!existsSync(vars)) copyFileSync(join(ROOT, ".dev.vars.example"), vars);
+  const example = join(ROOT, ".dev.vars.example");
+  if (!existsSync(vars)) copyFileSync(example, vars);
+  else {
+    const have = varNames(readFileSync(vars, "utf8"));
+    const missing = readFileSync(example, "utf8").split("\n").filter((l) => { const n = /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1]; return n !== undefined && !have.has(n); });
+    if (missing.length > 0) appendFileSync(vars, `\n${missing.join("\n")}\n`);
+  }
   mkdirSync(join(ROOT, ".xdg"), { recursive: true });
 }
 

@@ -12,7 +12,7 @@ import { routeTool, selectServers } from "./selection";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Keepalive on a confirmed call's stream: workerd notices a caller that left only when a write fails. */
-export const CONFIRMED_KEEPALIVE_MS = 1000;
+export const CONFIRMED_KEEPALIVE_MS = 500;
 
 function rpcError(status: number, code: number, message: string, id: string | number | null = null, headers?: Record<string, string>): Response {
   return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status, headers });
@@ -161,6 +161,12 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
 
   app.on(["GET", "DELETE", "PUT", "PATCH"], "/mcp", () => rpcError(405, -32000, "Method not allowed: /mcp is stateless and takes POST only", null, { Allow: "POST" }));
   app.get("/healthz", (c) => c.json({ ok: roster !== undefined }));
+  // Local development only: how many requests a caller's call registry has served (tests, bench).
+  app.get("/_dev/calls/:scope", async (c) => {
+    if (c.env.STRAD_DEV_ROUTES !== "1") return c.json({ error: "not found" }, 404);
+    const ns = c.env.CALLS;
+    return c.json(await ns.get(ns.idFromName(c.req.param("scope"))).stats());
+  });
   app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
   app.onError(() => rpcError(500, -32603, "internal error"));
 

@@ -62,8 +62,7 @@ describe("callers", () => {
     try {
       const names = (await reader.listTools()).tools.map((t) => t.name);
       // The reader's only entitled server is echo: one server, so names are unprefixed.
-      expect(names.sort()).toEqual(["add", "claim_race", "echo", "report_meta", "wait_for_abort"].filter((n) => names.includes(n)).sort());
-      expect(names).toContain("echo");
+      expect(names).toEqual(expect.arrayContaining(["add", "echo", "report_meta"]));
       expect(names.some((n) => n.includes("__"))).toBe(false);
     } finally {
       await reader.close();
@@ -200,7 +199,7 @@ describe("logs", () => {
         .map((l) => l.slice(l.indexOf("{")))
         .filter((l) => l.includes('"event":"mcp_request"'))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return lines.find((l) => l.caller === "dev-session" && l.method === "tools/call" && l.tool === "echo");
+      return lines.find((l) => l.caller === "dev-session" && l.method === "tools/call" && l.tool === "echo" && JSON.stringify(l.slugs) === '["echo"]');
     }, 5_000, 250);
     expect(line).toMatchObject({ slugs: ["echo"], outcome: "ok", status: 200, durationMs: expect.any(Number) });
     // Arguments are not logged.
