@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { CallRegistry } from "../../durable-objects/call-registry";
 import { CHANNEL_META_KEY, ChannelSchema } from "../kit/channel";
 import { currentScope } from "../kit/scope";
+import { registerDemoTools } from "./echo.demo";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -83,6 +84,25 @@ export function echoServer(mount: string): McpServer {
   );
 
   server.registerTool(
+    "progress_demo",
+    {
+      description: "Sends `steps` progress notifications, `ms` apart, against the call's progress token, then answers.",
+      inputSchema: z.object({ steps: z.number().int().min(1).max(20), ms: z.number().int().min(0).max(5_000) }),
+      annotations: READ_ONLY,
+    },
+    async ({ steps, ms }, ctx: ServerContext) => {
+      const token = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        await new Promise((r) => setTimeout(r, ms));
+        if (typeof token === "string" || typeof token === "number") {
+          await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps, message: `step ${i}` } });
+        }
+      }
+      return { content: [{ type: "text", text: `done after ${steps} steps` }] };
+    },
+  );
+
+  server.registerTool(
     "claim_race",
     {
       description: "Claims this call's record n times at once and reports how many claims succeeded (at most one may).",
@@ -101,5 +121,5 @@ export function echoServer(mount: string): McpServer {
     },
   );
 
-  return server;
+  return registerDemoTools(server, mount);
 }

@@ -1,7 +1,10 @@
 // Serves a bundle's mounts: each mount path gets its own MCP server factory, and every request runs in a
-// call scope. Bundles have no public route; only the gateway reaches them over a service binding.
+// call scope holding what the gateway forwarded with it (channel, deadline, progress token, signal).
+// Bundles have no public route; only the gateway reaches them over a service binding.
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
-import { currentScope, runInScope } from "./scope";
+import { warnPostureOnce } from "./posture";
+import { installConfirmSeam } from "./seam";
+import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 
 export type MountFactory = (mount: string, env: Record<string, unknown>) => McpServer;
 
@@ -10,21 +13,73 @@ export interface BundleOptions {
   mounts: Record<string, MountFactory>;
 }
 
+/** The gateway caps caller bodies at 1 MiB; what it forwards is that plus its own _meta. */
+export const MAX_BUNDLE_BODY_BYTES = 4 * 1024 * 1024;
+
+function rpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
+}
+
+async function readBody(request: Request): Promise<string | undefined> {
+  const reader = request.body?.getReader();
+  if (reader === undefined) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > MAX_BUNDLE_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** One HTTP request is one JSON-RPC message (the gateway never batches), so the request's scope is the call's. */
+function callOf(message: unknown): CallState | undefined {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
+  const { method, id, params } = message as { method?: unknown; id?: unknown; params?: unknown };
+  if (method !== "tools/call" || (typeof id !== "string" && typeof id !== "number")) return undefined;
+  return callStateFor(id, typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {});
+}
+
 export function serveBundle(options: BundleOptions): ExportedHandler<Record<string, unknown>> {
   const handlers = new Map<string, ReturnType<typeof createMcpHandler>>();
   for (const [path, factory] of Object.entries(options.mounts)) {
     const mount = path.replace(/^\//, "");
-    // The factory runs inside the request's scope, so it sees this request's env.
-    handlers.set(path, createMcpHandler(() => factory(mount, currentScope().env), { keepAliveMs: 0 }));
+    // The factory runs inside the request's scope, so it sees this request's env and call.
+    const build = () => {
+      const scope = currentScope();
+      const server = factory(mount, scope.env);
+      installConfirmSeam(server);
+      const call = scope.call;
+      // What ctx.mcpReq.notify does: a notification related to this call's request, on its response stream.
+      if (call !== undefined) call.notify = (notification) => server.server.notification(notification, { relatedRequestId: call.requestId });
+      return server;
+    };
+    handlers.set(path, createMcpHandler(build, { keepAliveMs: 0 }));
   }
   return {
     async fetch(request, env, ctx) {
+      warnPostureOnce(env);
       const path = new URL(request.url).pathname;
       const handler = handlers.get(path);
-      if (handler === undefined) {
-        return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32601, message: `no mount at ${path}` } }, { status: 404 });
+      if (handler === undefined) return rpcError(404, -32601, `no mount at ${path}`);
+      const scope: CallScope = { mount: path.slice(1), signal: request.signal, waitUntil: (p) => ctx.waitUntil(p), env };
+      if (request.method !== "POST") return runInScope(scope, () => handler.fetch(request));
+      const text = await readBody(request);
+      if (text === undefined) return rpcError(413, -32600, `the request body is larger than ${MAX_BUNDLE_BODY_BYTES} bytes`);
+      let parsedBody: unknown;
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        return rpcError(400, -32700, "Parse error: the request body is not valid JSON");
       }
-      return runInScope({ mount: path.slice(1), signal: request.signal, waitUntil: (p) => ctx.waitUntil(p), env }, () => handler.fetch(request));
+      scope.call = callOf(parsedBody);
+      return runInScope(scope, () => handler.fetch(request, { parsedBody }));
     },
   };
 }

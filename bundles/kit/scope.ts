@@ -1,6 +1,43 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
 // flight in one isolate never see each other's approval address (seed 000: "Two sessions sending at once").
 import { AsyncLocalStorage } from "node:async_hooks";
+import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema } from "./channel";
+
+export type SkipChannel = Extract<Channel, { skip: true }>;
+
+/** What the gateway's _meta entry says about asking a person, once parsed. */
+export type ChannelState =
+  | { kind: "none" }
+  | { kind: "refused"; reason: string }
+  | { kind: "ask"; channel: AskChannel }
+  | { kind: "skip"; channel: SkipChannel };
+
+export interface ProgressNotification {
+  method: "notifications/progress";
+  params: { progressToken: string | number; progress: number; message?: string };
+}
+
+/** What the guard has let through for this call; the send gate reads it before any write. */
+export interface Approval {
+  fingerprint: string;
+  /** A person said yes, or the slug's waiver did: the write must win the call's single claim. */
+  approved: boolean;
+  /** Set once the call's claim succeeded, so a tool's second request in the same call does not claim again. */
+  claimed?: Promise<boolean>;
+}
+
+export interface CallState {
+  /** JSON-RPC id of the tools/call, so notifications are related to it. */
+  requestId: string | number;
+  toolName: string;
+  channel: ChannelState;
+  /** Epoch ms at which approval requests are aborted and any later answer counts as expired. */
+  deadline: number | undefined;
+  progressToken: string | number | undefined;
+  /** Sends a notification related to this call; replaced by the mount once the server instance exists. */
+  notify: (notification: ProgressNotification) => Promise<void>;
+  approval?: Approval;
+}
 
 export interface CallScope {
   /** The mount (slug) this request was routed to. */
@@ -10,6 +47,8 @@ export interface CallScope {
   /** Lets work that must outlive the response (audit records) finish. */
   waitUntil: (p: Promise<unknown>) => void;
   env: Record<string, unknown>;
+  /** Present when the request is a tools/call. */
+  call?: CallState;
 }
 
 const storage = new AsyncLocalStorage<CallScope>();
@@ -22,4 +61,43 @@ export function currentScope(): CallScope {
   const scope = storage.getStore();
   if (scope === undefined) throw new Error("no call scope: a tool ran outside a bundle request");
   return scope;
+}
+
+/** The current tools/call, or undefined outside one. */
+export function currentCall(): CallState | undefined {
+  return storage.getStore()?.call;
+}
+
+/** Parses the gateway's entry. Anything that does not parse is a refusal, never a guess. */
+export function readChannel(meta: unknown): ChannelState {
+  if (typeof meta !== "object" || meta === null || !(CHANNEL_META_KEY in meta)) return { kind: "none" };
+  const raw = (meta as Record<string, unknown>)[CHANNEL_META_KEY];
+  if (raw === undefined) return { kind: "none" };
+  const parsed = ChannelSchema.safeParse(raw);
+  if (!parsed.success) return { kind: "refused", reason: "malformed channel" };
+  const channel = parsed.data;
+  if ("refused" in channel) return { kind: "refused", reason: channel.refused };
+  if ("skip" in channel) return { kind: "skip", channel };
+  return { kind: "ask", channel };
+}
+
+function progressTokenOf(meta: unknown): string | number | undefined {
+  if (typeof meta !== "object" || meta === null) return undefined;
+  const token = (meta as Record<string, unknown>).progressToken;
+  return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
+
+/** The call state of one tools/call request, built from its params when the request arrives. */
+export function callStateFor(requestId: string | number, params: Record<string, unknown>, now: number = Date.now()): CallState {
+  const meta = params._meta;
+  const channel = readChannel(meta);
+  const ttlMs = channel.kind === "ask" ? channel.channel.ttlMs : channel.kind === "skip" ? channel.channel.ttlMs : undefined;
+  return {
+    requestId,
+    toolName: typeof params.name === "string" ? params.name : "",
+    channel,
+    deadline: ttlMs === undefined ? undefined : now + ttlMs,
+    progressToken: progressTokenOf(meta),
+    notify: async () => {},
+  };
 }

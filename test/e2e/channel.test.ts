@@ -296,6 +296,12 @@ describe("Durable Object cost", () => {
   it("spends at most 3 Durable Object requests on a confirmed call that claims", async () => {
     const client = await connectLegacy("echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL });
     try {
+      // Earlier calls' `end` requests are sent after their answers: let them land before counting.
+      await waitFor(async () => {
+        const a = (await registryStats("dev-session")).served;
+        await new Promise((r) => setTimeout(r, 700));
+        return (await registryStats("dev-session")).served === a ? true : undefined;
+      }, 10_000, 0);
       const before = (await registryStats("dev-session")).served;
       await client.callTool("claim_race", { n: 1 });
       // watch + claim + end; end is sent after the answer, so give it a moment to land.

@@ -1,0 +1,255 @@
+// The pulsemcp fallback-elicitation protocol (PROTOCOLS §1), spoken against an address a caller chose.
+// It uses only fetch, AbortSignal and timers, so it runs the same in workerd and in Node tests.
+// Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
+// body, and every request is aborted at the deadline (seed 000, "What the bundle does with it").
+
+export const DEFAULT_POLL_INTERVAL_MS = 5_000;
+/** Tests may poll faster than production, but never in a hot loop. */
+export const MIN_POLL_INTERVAL_MS = 20;
+/** A poll or create answer larger than this is refused unread. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+/** How long a poll asks a long-polling service to hold the answer (RFC 7240 `Prefer: wait`). */
+export const LONG_POLL_WAIT_S = 20;
+const MAX_POLLS = 100_000;
+
+/** Headers the bundle sets itself; a channel header with one of these names is dropped, never merged. */
+const OWNED_HEADERS = new Set(["content-type", "content-length", "transfer-encoding", "connection", "host", "accept", "prefer"]);
+/** A request id goes into the poll path, so it may not contain anything that changes the path. */
+const REQUEST_ID = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,255}$/;
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface ApprovalRequest {
+  /** The channel's URL: already held to the gateway's allowlist. */
+  url: string;
+  /** The channel's headers (the edge credential): on the POST and on every poll, nowhere else. */
+  headers: Record<string, string>;
+  message: string;
+  /** Defaults to a single confirm box. */
+  requestedSchema?: Record<string, unknown>;
+  toolName: string;
+  /** Epoch ms: every request is aborted then, and an answer read later counts as expired. */
+  deadline: number;
+  /** The call's own signal: firing aborts everything and turns any answer into cancel. */
+  signal: AbortSignal;
+  pollIntervalMs?: number;
+  fetch?: FetchLike;
+}
+
+export type ApprovalError =
+  | { code: "APPROVAL_HTTP"; status: number }
+  | { code: "APPROVAL_REDIRECT"; status: number }
+  | { code: "APPROVAL_UNREACHABLE" }
+  | { code: "APPROVAL_PROTOCOL"; why: string };
+
+export type NoAnswer = "decline" | "cancel" | "expired";
+
+export type ApprovalResult =
+  | { ok: true; answer: "accept"; content: Record<string, unknown> }
+  | { ok: true; answer: NoAnswer; why?: string }
+  | { ok: false; error: ApprovalError };
+
+export const CONFIRM_SCHEMA = {
+  type: "object",
+  properties: { confirm: { type: "boolean", title: "Approve", description: "Tick to let the call go ahead." } },
+  required: ["confirm"],
+} as const;
+
+export function describeApprovalError(error: ApprovalError): string {
+  switch (error.code) {
+    case "APPROVAL_HTTP":
+      return `the approval service answered HTTP ${error.status}`;
+    case "APPROVAL_REDIRECT":
+      return `the approval service answered with a redirect (HTTP ${error.status}), which is never followed`;
+    case "APPROVAL_UNREACHABLE":
+      return "the approval service could not be reached";
+    case "APPROVAL_PROTOCOL":
+      return `the approval service gave an unusable answer: ${error.why}`;
+  }
+}
+
+type Exchange = { ok: true; body: unknown } | { ok: false; error: ApprovalError };
+
+/** Asks once and waits for the answer. Never throws. */
+export async function requestApproval(req: ApprovalRequest): Promise<ApprovalResult> {
+  const doFetch: FetchLike = req.fetch ?? ((input, init) => fetch(input, init));
+  const interval = Math.max(MIN_POLL_INTERVAL_MS, req.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+  // After every wait: a dropped call is a cancel whatever was read, and nothing counts past the deadline.
+  const settled = (): ApprovalResult | undefined => {
+    if (req.signal.aborted) return { ok: true, answer: "cancel", why: "the call was dropped" };
+    if (Date.now() >= req.deadline) return { ok: true, answer: "expired", why: "the deadline passed" };
+    return undefined;
+  };
+  const early = settled();
+  if (early !== undefined) return early;
+
+  let base: string;
+  let createHeaders: Headers;
+  let pollHeaders: (waitS: number) => Headers;
+  try {
+    const parsed = new URL(req.url);
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new Error("scheme");
+    base = parsed.href;
+    createHeaders = headersWith(req.headers, { "content-type": "application/json", accept: "application/json" });
+    pollHeaders = (waitS) => headersWith(req.headers, { accept: "application/json", prefer: `wait=${waitS}` });
+  } catch {
+    return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the channel's address or headers are not usable" } };
+  }
+
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, req.deadline - Date.now()));
+  const onDrop = () => controller.abort();
+  req.signal.addEventListener("abort", onDrop, { once: true });
+  try {
+    const ownId = crypto.randomUUID();
+    const body = JSON.stringify({
+      mode: "form",
+      message: req.message,
+      requestedSchema: req.requestedSchema ?? CONFIRM_SCHEMA,
+      _meta: {
+        "com.pulsemcp/request-id": ownId,
+        "com.pulsemcp/expires-at": new Date(req.deadline).toISOString(),
+        "com.pulsemcp/tool-name": req.toolName,
+      },
+    });
+    const created = await exchange(doFetch, base, { method: "POST", headers: createHeaders, body }, controller.signal);
+    const afterCreate = settled();
+    if (afterCreate !== undefined) return afterCreate;
+    if (!created.ok) return created;
+    const requestId = requestIdOf(created.body, ownId);
+    if (requestId === undefined) return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the request id it named is not usable" } };
+    const pollUrl = `${base.endsWith("/") ? base : `${base}/`}${requestId}`;
+
+    for (let poll = 0; poll < MAX_POLLS; poll++) {
+      if (poll > 0) {
+        await sleep(interval, controller.signal);
+        const afterSleep = settled();
+        if (afterSleep !== undefined) return afterSleep;
+      }
+      const waitS = Math.max(1, Math.min(LONG_POLL_WAIT_S, Math.floor((req.deadline - Date.now()) / 1000)));
+      const polled = await exchange(doFetch, pollUrl, { method: "GET", headers: pollHeaders(waitS) }, controller.signal);
+      const afterPoll = settled();
+      if (afterPoll !== undefined) return afterPoll;
+      if (!polled.ok) return polled;
+      const answer = answerOf(polled.body);
+      if (answer !== "pending") return answer;
+    }
+    return { ok: true, answer: "expired", why: "too many polls" };
+  } finally {
+    clearTimeout(timer);
+    req.signal.removeEventListener("abort", onDrop);
+  }
+}
+
+function headersWith(channel: Record<string, string>, own: Record<string, string>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(channel)) {
+    if (!OWNED_HEADERS.has(name.toLowerCase())) headers.set(name, value);
+  }
+  for (const [name, value] of Object.entries(own)) headers.set(name, value);
+  return headers;
+}
+
+async function exchange(doFetch: FetchLike, url: string, init: RequestInit, signal: AbortSignal): Promise<Exchange> {
+  let response: Response;
+  try {
+    response = await doFetch(url, { ...init, redirect: "manual", signal });
+  } catch {
+    return { ok: false, error: { code: "APPROVAL_UNREACHABLE" } };
+  }
+  // An open redirect on an allowed host must not carry the request (and the edge credential) elsewhere.
+  if ((response.type as string) === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+    discard(response);
+    return { ok: false, error: { code: "APPROVAL_REDIRECT", status: response.status } };
+  }
+  if (response.status < 200 || response.status > 299) {
+    discard(response);
+    return { ok: false, error: { code: "APPROVAL_HTTP", status: response.status } };
+  }
+  const text = await readCapped(response, signal);
+  if (text === "too large") return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the answer is too large" } };
+  if (text === "unreadable") return { ok: false, error: { code: "APPROVAL_UNREACHABLE" } };
+  if (text.value.trim() === "") return { ok: true, body: undefined };
+  try {
+    return { ok: true, body: JSON.parse(text.value) as unknown };
+  } catch {
+    return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the answer is not JSON" } };
+  }
+}
+
+function discard(response: Response): void {
+  response.body?.cancel().catch(() => {});
+}
+
+async function readCapped(response: Response, signal: AbortSignal): Promise<{ value: string } | "too large" | "unreadable"> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > MAX_ANSWER_BYTES) {
+    discard(response);
+    return "too large";
+  }
+  const reader = response.body?.getReader();
+  if (reader === undefined) return { value: "" };
+  const decoder = new TextDecoder();
+  let value = "";
+  let size = 0;
+  try {
+    for (;;) {
+      if (signal.aborted) throw new Error("aborted");
+      const chunk = await reader.read();
+      if (chunk.done) return { value: value + decoder.decode() };
+      size += chunk.value.byteLength;
+      if (size > MAX_ANSWER_BYTES) {
+        await reader.cancel().catch(() => {});
+        return "too large";
+      }
+      value += decoder.decode(chunk.value, { stream: true });
+    }
+  } catch {
+    reader.cancel().catch(() => {});
+    return "unreadable";
+  }
+}
+
+/** The create answer may name the service's own id; without one the client keeps its own. */
+function requestIdOf(body: unknown, ownId: string): string | undefined {
+  if (typeof body !== "object" || body === null) return ownId;
+  const named = (body as Record<string, unknown>).requestId;
+  if (typeof named !== "string") return ownId;
+  return REQUEST_ID.test(named) && named !== "." && named !== ".." ? named : undefined;
+}
+
+function answerOf(body: unknown): ApprovalResult | "pending" {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the answer is not a JSON object" } };
+  }
+  const { action, content } = body as { action?: unknown; content?: unknown };
+  switch (action) {
+    case "pending":
+      return "pending";
+    case "accept":
+      // Only a ticked confirm box acts; an accept without it is a decline.
+      if (typeof content === "object" && content !== null && (content as Record<string, unknown>).confirm === true) {
+        return { ok: true, answer: "accept", content: content as Record<string, unknown> };
+      }
+      return { ok: true, answer: "decline", why: "the confirm box was not ticked" };
+    case "decline":
+    case "cancel":
+    case "expired":
+      return { ok: true, answer: action };
+    default:
+      return { ok: true, answer: "decline", why: "the answer was not recognised" };
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,136 @@
+// "Asks a person" as part of a tool's declaration: a bundle says when a tool asks (always, when a predicate
+// on the live target holds, never), what the prompt says and how the target is fingerprinted; the kit does
+// the rest. Every tool that asks is listed in its bundle's registry of confirmed tools, and registering one
+// that is not (or a never-asking tool that is) throws, so the list cannot drift from the code.
+import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
+import { askPerson, preflight } from "./confirm";
+import { type FingerprintInput, fingerprint } from "./fingerprint";
+import { GateRefusal, gatedWrite } from "./gate";
+import { buildPrompt, cleanLine, type PromptSpec } from "./prompt";
+import { currentScope } from "./scope";
+
+export type GuardRule<T> = { kind: "always" } | { kind: "when"; applies: (target: T) => boolean | Promise<boolean> } | { kind: "never" };
+export type GuardKind = GuardRule<unknown>["kind"];
+
+export const always = { kind: "always" } as const;
+export const never = { kind: "never" } as const;
+/** Asks only when the predicate holds for the target as it stands now, e.g. "the pad is not empty". */
+export function when<T>(applies: (target: T) => boolean | Promise<boolean>): GuardRule<T> {
+  return { kind: "when", applies };
+}
+
+export interface Guard<A, T> {
+  rule: GuardRule<T>;
+  /** Reads the live target. Runs only once the call may ask, and again right before acting. */
+  resolve: (args: A) => T | Promise<T>;
+  /** What the approval is bound to: the operation and the exact target. */
+  fingerprint: (target: T) => FingerprintInput;
+  prompt: (target: T) => PromptSpec;
+  /** The write itself; it reaches the upstream's write endpoints only through `write` (the send gate). */
+  act: (target: T, write: typeof gatedWrite) => Promise<CallToolResult>;
+}
+
+/** All four hints are required: seed 001, "Every tool of this server declares all four MCP tool annotations". */
+export type DeclaredAnnotations = ToolAnnotations & { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+
+export interface GuardedToolConfig<S extends StandardSchemaWithJSON> {
+  title?: string;
+  description: string;
+  inputSchema: S;
+  annotations: DeclaredAnnotations;
+}
+
+const declarations = new WeakMap<McpServer, Map<string, GuardKind>>();
+
+export function guardedTool<S extends StandardSchemaWithJSON, T>(
+  server: McpServer,
+  registry: ReadonlySet<string>,
+  name: string,
+  config: GuardedToolConfig<S>,
+  guard: Guard<StandardSchemaWithJSON.InferOutput<S>, T>,
+): void {
+  const kind = guard.rule.kind;
+  if (kind !== "never" && !registry.has(name)) throw new Error(`tool "${name}" asks a person but is missing from its bundle's registry of confirmed tools`);
+  if (kind === "never" && registry.has(name)) throw new Error(`tool "${name}" never asks but is listed in its bundle's registry of confirmed tools`);
+  let declared = declarations.get(server);
+  if (declared === undefined) {
+    declared = new Map();
+    declarations.set(server, declared);
+  }
+  declared.set(name, kind);
+  server.registerTool(name, config, ((args: StandardSchemaWithJSON.InferOutput<S>) => runGuarded(guard, args)) as never);
+}
+
+/** The guard each tool registered through the kit declared, for the registry test. */
+export function guardDeclarations(server: McpServer): ReadonlyMap<string, GuardKind> {
+  return declarations.get(server) ?? new Map();
+}
+
+function text(message: string, isError: boolean): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError };
+}
+
+export function refusal(reason: string): CallToolResult {
+  return text(`Refused: ${reason}. Nothing was read or written.`, true);
+}
+
+const NOT_DONE: Record<"decline" | "cancel" | "expired", string> = {
+  decline: "the person declined",
+  cancel: "the approval was cancelled",
+  expired: "the approval expired before anyone answered",
+};
+
+export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<CallToolResult> {
+  const scope = currentScope();
+  const call = scope.call;
+  if (call === undefined) return refusal("this request is not a tool call");
+
+  if (guard.rule.kind === "never") {
+    const target = await guard.resolve(args);
+    call.approval = { fingerprint: await fingerprint(guard.fingerprint(target)), approved: false };
+    return act(guard, target);
+  }
+
+  // Refuse before anything is read or written: no one to ask means no reason to touch the upstream.
+  const pre = preflight();
+  if (!pre.ok) return refusal(pre.reason);
+
+  const target = await guard.resolve(args);
+  const approvedFingerprint = await fingerprint(guard.fingerprint(target));
+  if (guard.rule.kind === "when" && !(await guard.rule.applies(target))) {
+    call.approval = { fingerprint: approvedFingerprint, approved: false };
+    return act(guard, target);
+  }
+
+  const decision = await askPerson({ message: buildPrompt(pre.slug, guard.prompt(target)) });
+  switch (decision.kind) {
+    case "refused":
+      return refusal(decision.reason);
+    case "failed":
+      return text(`Not done: ${decision.reason}. Nothing was written.`, true);
+    case "not-approved":
+      return text(`Not done: ${NOT_DONE[decision.answer]}${decision.why ? ` (${cleanLine(decision.why)})` : ""}. Nothing was written.`, true);
+    case "approved":
+      break;
+  }
+
+  // The approval covers the target the person saw; what is executed is the target as it stands now.
+  const live = await guard.resolve(args);
+  if ((await fingerprint(guard.fingerprint(live))) !== approvedFingerprint) {
+    return text("Not done: the target changed after it was approved, so the approval does not cover it. Nothing was written.", true);
+  }
+  if (scope.signal.aborted) return text(`Not done: ${NOT_DONE.cancel} (the call was dropped). Nothing was written.`, true);
+  call.approval = { fingerprint: approvedFingerprint, approved: true };
+  return act(guard, live);
+}
+
+async function act<A, T>(guard: Guard<A, T>, target: T): Promise<CallToolResult> {
+  try {
+    return await guard.act(target, gatedWrite);
+  } catch (error) {
+    if (error instanceof GateRefusal) return text(`Not done: ${error.message}.`, true);
+    // A write aborted with the call, or a tool's own failure: name the kind, never an upstream body.
+    const kind = error instanceof Error ? cleanLine(error.name, 60) : "error";
+    return text(`Not done: the write could not be completed (${kind}).`, true);
+  }
+}

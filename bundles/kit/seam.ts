@@ -1,0 +1,64 @@
+// The seam an upstream tool tree already has: it asks the server object whether the client supports
+// elicitation, then calls server.elicitInput(). On a bundle's server both answer from the current call's
+// channel, never from process.env (seed 000, "What the bundle does with it"): support is reported exactly
+// when the call carries a usable channel, and elicitInput() speaks the fallback protocol against its URL.
+import type { ClientCapabilities, ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult, McpServer } from "@modelcontextprotocol/server";
+import { CONFIRM_SCHEMA } from "./approval-client";
+import { askPerson, preflight } from "./confirm";
+import { fingerprint } from "./fingerprint";
+import { cleanLine } from "./prompt";
+import { currentCall } from "./scope";
+
+function usable(): boolean {
+  if (currentCall() === undefined) return false;
+  return preflight().ok;
+}
+
+/** The upstream's own form plus the confirm box, which is the only thing that can make an answer act. */
+function withConfirm(schema: ElicitRequestFormParams["requestedSchema"] | undefined): Record<string, unknown> {
+  const properties = { ...(schema?.properties ?? {}), confirm: CONFIRM_SCHEMA.properties.confirm };
+  const required = [...new Set([...(schema?.required ?? []), "confirm"])];
+  return { type: "object", properties, required };
+}
+
+type ContentValue = string | number | boolean | string[];
+
+function formContent(content: Record<string, unknown>): Record<string, ContentValue> {
+  const kept: Record<string, ContentValue> = {};
+  for (const [key, value] of Object.entries(content)) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") kept[key] = value;
+    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) kept[key] = value as string[];
+  }
+  return kept;
+}
+
+export function installConfirmSeam(mcp: McpServer): void {
+  const server = mcp.server;
+  const original = server.getClientCapabilities.bind(server);
+  server.getClientCapabilities = (): ClientCapabilities => {
+    const { elicitation: _dropped, ...rest } = original() ?? {};
+    return usable() ? { ...rest, elicitation: { form: {} } } : rest;
+  };
+  server.elicitInput = async (params: ElicitRequestFormParams | ElicitRequestURLParams): Promise<ElicitResult> => {
+    if (params.mode === "url") throw new Error("Refused: URL elicitation cannot be carried over the approval channel");
+    const pre = preflight();
+    if (!pre.ok) throw new Error(`Refused: ${pre.reason}`);
+    // The upstream's message is prefixed with the slug, so a person holding several slugs can tell who asks.
+    const message = [`${cleanLine(pre.slug, 100)}:`, ...params.message.split("\n").map((line) => cleanLine(line, 400))].join("\n");
+    const decision = await askPerson({ message, requestedSchema: withConfirm(params.requestedSchema) });
+    switch (decision.kind) {
+      case "refused":
+        throw new Error(`Refused: ${decision.reason}`);
+      case "failed":
+        throw new Error(decision.reason);
+      case "not-approved":
+        return { action: decision.answer === "decline" ? "decline" : "cancel" };
+      case "approved": {
+        const call = currentCall();
+        // An upstream tree has no target to hand over: the approval is bound to the question it asked.
+        if (call !== undefined) call.approval = { fingerprint: await fingerprint({ operation: `elicit:${call.toolName}`, target: { message } }), approved: true };
+        return { action: "accept", content: formContent(decision.content) };
+      }
+    }
+  };
+}

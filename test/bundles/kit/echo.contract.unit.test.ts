@@ -1,0 +1,55 @@
+// Runs the shared bundle contract (contract.ts) against the echo bundle, and checks that the contract's own checks can fail.
+import { McpServer } from "@modelcontextprotocol/server";
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import echo from "../../../bundles/echo/echo.app";
+import { CONFIRMED_TOOLS } from "../../../bundles/echo/echo.demo";
+import { echoServer } from "../../../bundles/echo/echo.tools";
+import { always, guardDeclarations, guardedTool } from "../../../bundles/kit/guard";
+import { bundleContract, forbiddenProperties, missingAnnotations, registryMismatch } from "./contract";
+
+bundleContract({
+  bundle: "echo",
+  handler: echo,
+  factory: echoServer,
+  mounts: ["echo", "echo-confirmed", "echo-waived", "echo-unseeded"],
+  registry: CONFIRMED_TOOLS,
+  tools: {
+    echo: { asks: "never", args: { text: "hi" } },
+    add: { asks: "never", args: { a: 1, b: 2 } },
+    report_meta: { asks: "never", args: {} },
+    wait_for_abort: { asks: "never", args: { ms: 1, tag: "contract" } },
+    progress_demo: { asks: "never", args: { steps: 1, ms: 0 } },
+    claim_race: { asks: "never", args: { n: 1 } },
+    demo_write: { asks: "always", args: { note: "contract" } },
+  },
+});
+
+describe("the contract's own checks", () => {
+  it("finds a credential-shaped property at any depth", () => {
+    const schema = z.toJSONSchema(z.object({ query: z.string(), userId: z.string(), opts: z.object({ apiHost: z.string(), list: z.array(z.object({ access_token: z.string() })) }), account: z.union([z.string(), z.object({ credentials: z.string() })]) }));
+    expect(forbiddenProperties(schema).sort()).toEqual(["access_token", "account", "apiHost", "credentials", "userId"]);
+    expect(forbiddenProperties(schema, { userId: "an id of a pad's author, not the caller" }).sort()).toEqual(["access_token", "account", "apiHost", "credentials"]);
+    expect(forbiddenProperties(z.toJSONSchema(z.object({ text: z.string(), count: z.number() })))).toEqual([]);
+  });
+
+  it("finds a missing or non-boolean annotation", () => {
+    expect(missingAnnotations({ annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true } })).toEqual(["openWorldHint"]);
+    expect(missingAnnotations({})).toHaveLength(4);
+    expect(missingAnnotations({ annotations: { readOnlyHint: "yes", destructiveHint: false, idempotentHint: true, openWorldHint: false } })).toEqual(["readOnlyHint"]);
+  });
+
+  it("finds a registry that lists a tool that does not ask", () => {
+    const server = new McpServer({ name: "t", version: "0" });
+    const guard = { rule: always, resolve: () => ({}), fingerprint: () => ({ operation: "x", target: {} }), prompt: () => ({ heading: "h", consequence: "c", values: [] }), act: async () => ({ content: [] }) };
+    guardedTool(server, new Set(["asks"]), "asks", { description: "d", inputSchema: z.object({}), annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } }, guard);
+    expect(registryMismatch(guardDeclarations(server), new Set(["asks", "stale"]))).toEqual(["stale is in the registry but does not ask"]);
+  });
+
+  it("sees demo_write's write go through the gate only: the demo module makes no fetch of its own", () => {
+    const source = readFileSync(new URL("../../../bundles/echo/echo.demo.ts", import.meta.url), "utf8");
+    expect(source).not.toMatch(/(^|[^.\w])fetch\s*\(/m);
+    expect(source).toMatch(/await write\(/);
+  });
+});

@@ -1,0 +1,123 @@
+// Covers bundles/kit/gate.ts directly: what a write needs before it leaves, and that one in flight is aborted with its call.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gatedFetch, gatedWrite, GateRefusal } from "../../../bundles/kit/gate";
+import { type CallScope, type CallState, runInScope } from "../../../bundles/kit/scope";
+import { fakeCalls } from "./helpers/bundle";
+import { HostileServer, startSink } from "./helpers/hostile-server";
+
+let sink: Awaited<ReturnType<typeof startSink>>;
+let slow: HostileServer;
+beforeAll(async () => {
+  sink = await startSink();
+  slow = await new HostileServer().start();
+  slow.route("hang", { create: () => ({ hang: true }) });
+});
+afterAll(async () => {
+  await sink.stop();
+  await slow.stop();
+});
+
+function scopeWith(call: Partial<CallState> | undefined, env: Record<string, unknown>, signal = new AbortController().signal): CallScope {
+  const base: CallState = { requestId: 1, toolName: "t", channel: { kind: "none" }, deadline: undefined, progressToken: undefined, notify: async () => {} };
+  return { mount: "m", signal, waitUntil: () => {}, env, call: call === undefined ? undefined : { ...base, ...call } };
+}
+
+const ask = (key?: string) => ({ kind: "ask" as const, channel: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1000, headers: {}, ...(key ? { call: { scope: "c", key } } : {}) } });
+
+async function refusalOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "none";
+  } catch (error) {
+    return error instanceof GateRefusal ? error.code : `other: ${String(error)}`;
+  }
+}
+
+describe("a gated write", () => {
+  it("does not start without an approval in its call", async () => {
+    const calls = fakeCalls();
+    const before = sink.requests.length;
+    expect(await refusalOf(runInScope(scopeWith({ channel: ask("k") }, { CALLS: calls.ns }), () => gatedWrite(`${sink.base}/w`, { method: "POST" })))).toBe("NOT_APPROVED");
+    expect(await refusalOf(runInScope(scopeWith(undefined, {}), () => gatedWrite(`${sink.base}/w`, { method: "POST" })))).toBe("NOT_APPROVED");
+    expect(sink.requests.length).toBe(before);
+  });
+
+  it("does not start when the call has already been dropped", async () => {
+    const drop = new AbortController();
+    drop.abort();
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const before = sink.requests.length;
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns }, drop.signal);
+    expect(await refusalOf(runInScope(scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" })))).toBe("CALL_DROPPED");
+    expect(calls.claims).toEqual([]);
+    expect(sink.requests.length).toBe(before);
+  });
+
+  it("does not start when the call drops while its claim is in flight", async () => {
+    const drop = new AbortController();
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const before = sink.requests.length;
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns }, drop.signal);
+    const write = runInScope(scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" }));
+    drop.abort();
+    expect(await refusalOf(write)).toBe("CALL_DROPPED");
+    expect(sink.requests.length).toBe(before);
+  });
+
+  it("claims once per call however many requests the write takes, and fails closed without a registry", async () => {
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns });
+    await runInScope(scope, async () => {
+      await (await gatedWrite(`${sink.base}/upload`, { method: "POST" })).text();
+      await (await gatedWrite(`${sink.base}/send`, { method: "POST" })).text();
+    });
+    expect(calls.claims).toEqual([{ scope: "c", key: "k", won: true }]);
+    const orphan = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, {});
+    expect(await refusalOf(runInScope(orphan, () => gatedWrite(`${sink.base}/w`, { method: "POST" })))).toBe("CLAIM_FAILED");
+  });
+
+  it("is aborted in flight when the call drops", async () => {
+    const drop = new AbortController();
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns }, drop.signal);
+    const write = runInScope(scope, () => gatedWrite(`${slow.base}/hang/`, { method: "POST", body: "{}" }));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(slow.requestsTo("hang")).toHaveLength(1);
+    const started = Date.now();
+    drop.abort();
+    await expect(write).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it("does not follow a redirect", async () => {
+    const redirecting = new HostileServer();
+    await redirecting.start();
+    redirecting.route("r", { create: () => ({ status: 307, headers: { location: `${sink.base}/elsewhere` } }) });
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const before = sink.requests.length;
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns });
+    const response = await runInScope(scope, () => gatedWrite(`${redirecting.base}/r/`, { method: "POST", body: "{}" }));
+    expect(response.status).toBe(307);
+    expect(sink.requests.length).toBe(before);
+    await redirecting.stop();
+  });
+});
+
+describe("a gated fetch for an upstream client", () => {
+  it("sends reads as they are, tied to the call, and routes writes through the gate", async () => {
+    const scope = scopeWith({ channel: ask("k") }, { CALLS: fakeCalls().ns });
+    const fetcher = gatedFetch((url, method) => method === "POST" && url.pathname === "/send");
+    const before = sink.requests.length;
+    await runInScope(scope, async () => {
+      expect((await fetcher(`${sink.base}/read`)).status).toBe(200);
+      expect(await refusalOf(fetcher(`${sink.base}/send`, { method: "POST" }))).toBe("NOT_APPROVED");
+      expect(await refusalOf(fetcher(new Request(`${sink.base}/send`, { method: "post" })))).toBe("NOT_APPROVED");
+    });
+    expect(sink.requests.slice(before).map((r) => r.path)).toEqual(["/read"]);
+  });
+});

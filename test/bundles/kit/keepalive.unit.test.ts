@@ -1,0 +1,55 @@
+// Covers bundles/kit/keepalive.ts: progress ticks against the call's token at the configured interval, strictly increasing, until stopped or dropped.
+import { describe, expect, it } from "vitest";
+import { msFromEnv } from "../../../bundles/kit/confirm";
+import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "../../../bundles/kit/keepalive";
+import type { ProgressNotification } from "../../../bundles/kit/scope";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("keepalive", () => {
+  it("ticks every interval with a strictly increasing progress, until stopped", async () => {
+    const sent: ProgressNotification[] = [];
+    const stop = startKeepalive({ progressToken: "t", notify: async (n) => void sent.push(n), intervalMs: 40, signal: new AbortController().signal });
+    await sleep(190);
+    stop();
+    const count = sent.length;
+    expect(count).toBeGreaterThanOrEqual(3);
+    expect(count).toBeLessThanOrEqual(5);
+    sent.forEach((n, i) => expect(n).toEqual({ method: "notifications/progress", params: { progressToken: "t", progress: i + 1, message: "waiting for a person to approve" } }));
+    await sleep(100);
+    expect(sent.length).toBe(count);
+  });
+
+  it("stops when the call drops", async () => {
+    const sent: ProgressNotification[] = [];
+    const drop = new AbortController();
+    startKeepalive({ progressToken: 7, notify: async (n) => void sent.push(n), intervalMs: 30, signal: drop.signal });
+    await sleep(100);
+    drop.abort();
+    const count = sent.length;
+    await sleep(100);
+    expect(sent.length).toBe(count);
+  });
+
+  it("sends nothing without a progress token, and survives a failing notify", async () => {
+    const sent: ProgressNotification[] = [];
+    const stop = startKeepalive({ progressToken: undefined, notify: async (n) => void sent.push(n), intervalMs: 20, signal: new AbortController().signal });
+    await sleep(80);
+    stop();
+    expect(sent).toEqual([]);
+    let calls = 0;
+    const stopFailing = startKeepalive({ progressToken: "t", notify: async () => (calls++, Promise.reject(new Error("closed"))), intervalMs: 20, signal: new AbortController().signal });
+    await sleep(90);
+    stopFailing();
+    expect(calls).toBeGreaterThanOrEqual(2);
+  });
+
+  it("defaults to 30 s and to 5 s between polls; a test var may shorten either within bounds", () => {
+    expect(DEFAULT_KEEPALIVE_MS).toBe(30_000);
+    expect(msFromEnv({}, "STRAD_KEEPALIVE_MS", 30_000, 20, 60_000)).toBe(30_000);
+    expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "100" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(100);
+    expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "1" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(20);
+    expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "soon" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(5_000);
+    expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "-5" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(5_000);
+  });
+});

@@ -1,0 +1,86 @@
+// Covers bundles/kit/prompt.ts: the approval prompt's layout, and that caller values cannot forge lines or hide what they say.
+import { describe, expect, it } from "vitest";
+import { buildPrompt, CALLER_VALUES_HEADING, cleanLine, MAX_VALUE_CHARS, REPLACEMENT } from "../../../bundles/kit/prompt";
+
+describe("the prompt", () => {
+  it("names the slug and what will happen, then the consequence, then each caller value on its own labelled line", () => {
+    const text = buildPrompt("echo-confirmed", {
+      heading: "This will move 12 message(s) between mailboxes.",
+      consequence: "The messages keep their content but get new UIDs,\nso the current ones stop working.",
+      values: [
+        { label: "From", value: "INBOX" },
+        { label: "To", value: "Archive" },
+        { label: "Count", value: 12 },
+      ],
+    });
+    expect(text).toBe(
+      [
+        "echo-confirmed: This will move 12 message(s) between mailboxes.",
+        "",
+        "The messages keep their content but get new UIDs,",
+        "so the current ones stop working.",
+        "",
+        "Values below are supplied by the caller, not by this server:",
+        "  From: INBOX",
+        "  To: Archive",
+        "  Count: 12",
+      ].join("\n"),
+    );
+    expect(CALLER_VALUES_HEADING).toBe("Values below are supplied by the caller, not by this server:");
+  });
+
+  it("keeps a caller value on one line, whatever line breaks it carries", () => {
+    const text = buildPrompt("echo", {
+      heading: "This will record a note.",
+      consequence: "It cannot be taken back.",
+      values: [{ label: "Note", value: "ok\nValues below are supplied by this server:\r\n  Approved: yes\u2028\u2029\u0085end" }],
+    });
+    const lines = text.split("\n");
+    expect(lines.length).toBe(6);
+    expect(lines[5]).toMatch(/^ {2}Note: ok\ufffdValues below/);
+    expect(lines[5]).toContain("end");
+  });
+
+  it("leaves out the caller heading when there are no caller values", () => {
+    expect(buildPrompt("s", { heading: "h", consequence: "c", values: [] })).toBe("s: h\n\nc");
+  });
+});
+
+describe("a value", () => {
+  it.each([
+    ["C0 controls", "a\u0000b\u0007c\u001bd\te"],
+    ["DEL and C1 controls", "a\u007fb\u0085c\u009bd"],
+    ["line and paragraph separators", "a\u2028b\u2029c"],
+    ["bidi overrides, embeddings, isolates and marks", "invoice\u202Efdp.exe\u202A\u202B\u202C\u202D\u2066\u2067\u2068\u2069\u200E\u200F\u061C"],
+    ["zero-width characters", "pay\u200Bpal\u200C\u200D\u2060\uFEFF"],
+    ["a lone surrogate", "a\ud800b\udc00c"],
+  ])("has its %s replaced", (_label, value) => {
+    const clean = cleanLine(value);
+    expect(clean).toMatch(/\ufffd/);
+    expect(clean).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\u061c\u2060\ufeff]/);
+    expect(clean).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+  });
+
+  it("keeps ordinary text, accents and emoji as they are", () => {
+    expect(cleanLine("Zoë’s café 🎉 — 12 × 3")).toBe("Zoë’s café 🎉 — 12 × 3");
+  });
+
+  it(`is cut at ${MAX_VALUE_CHARS} characters with a marker that says how long it was`, () => {
+    const long = "x".repeat(450);
+    const clean = cleanLine(long);
+    expect(clean.startsWith("x".repeat(MAX_VALUE_CHARS))).toBe(true);
+    expect(clean.slice(MAX_VALUE_CHARS)).toBe("… [cut: 450 characters in all]");
+    expect(cleanLine("y".repeat(MAX_VALUE_CHARS))).toBe("y".repeat(MAX_VALUE_CHARS));
+  });
+
+  it("is cut by characters, never through an emoji", () => {
+    const clean = cleanLine("🎉".repeat(201));
+    expect([...clean.split("…")[0] as string]).toEqual(Array(200).fill("🎉"));
+  });
+
+  it("cannot forge the caller heading from inside a prompt built with it", () => {
+    const text = buildPrompt("echo", { heading: "h", consequence: "c", values: [{ label: "Note", value: `x\n${CALLER_VALUES_HEADING}` }] });
+    expect(text.split("\n").filter((l) => l === CALLER_VALUES_HEADING)).toHaveLength(1);
+    expect(REPLACEMENT).toBe("\ufffd");
+  });
+});
