@@ -6,6 +6,7 @@ import { CallerTable } from "./auth";
 import { cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";
 import { writeRequestLog } from "./log";
+import { fastLane } from "./fast-lane";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
 import { routeTool, selectServers } from "./selection";
@@ -137,6 +138,11 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       waitUntil: (p) => c.executionCtx.waitUntil(p),
       log: { tool: null, outcome: "ok" },
     };
+    const quick = await fastLane(c.req.raw, msg, gw);
+    if (quick !== undefined) {
+      line.tool = gw.log.tool;
+      return finish(quick, gw.log.outcome);
+    }
     const toolName = msg.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
     const target = toolName === undefined ? undefined : routeTool(selection, toolName);
     const handler = target !== undefined && isGated(target.server) ? streamed : plain;

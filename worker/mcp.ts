@@ -116,13 +116,33 @@ async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tool
   return { tools: listed.flat() };
 }
 
-interface CallParams {
+export interface CallParams {
   name: string;
   arguments?: Record<string, unknown>;
   _meta?: Record<string, unknown>;
 }
 
-async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext): Promise<Record<string, unknown>> {
+/** What forwarding a call needs from whoever received it: the SDK's handler context, or the fast lane. */
+export interface CallContext {
+  id: string | number;
+  /** Fires when the caller's response closes. */
+  signal: AbortSignal;
+  /** The caller's own progress token, if it sent one. */
+  progressToken?: unknown;
+  notify?: (notification: { method: "notifications/progress"; params: Record<string, unknown> }) => Promise<void>;
+}
+
+function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext): Promise<Record<string, unknown>> {
+  return forwardCall(gw, params, {
+    id: ctx.mcpReq.id,
+    signal: ctx.mcpReq.signal,
+    progressToken: ctx.mcpReq._meta?.progressToken,
+    notify: (n) => ctx.mcpReq.notify(n),
+  });
+}
+
+/** Forwards one tools/call to the mount it routes to; throws ProtocolError with a reason on failure. */
+export async function forwardCall(gw: GatewayRequest, params: CallParams, call: CallContext): Promise<Record<string, unknown>> {
   gw.log.tool = params.name;
   const route = routeTool(gw.selection, params.name);
   if (route === undefined) {
@@ -136,7 +156,7 @@ async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerConte
   };
   const timer = setTimeout(() => abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs: server.timeoutMs })), server.timeoutMs);
   const onCallerGone = () => abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller went away" }));
-  ctx.mcpReq.signal.addEventListener("abort", onCallerGone, { once: true });
+  call.signal.addEventListener("abort", onCallerGone, { once: true });
 
   const meta: Record<string, unknown> = {};
   let stopWatch: (() => void) | undefined;
@@ -146,13 +166,13 @@ async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerConte
     // The gateway's own progress token; relayed under the caller's token only when it sent one.
     const ownToken = `strad-${crypto.randomUUID()}`;
     meta.progressToken = ownToken;
-    const callerToken = ctx.mcpReq._meta?.progressToken;
+    const callerToken = call.progressToken;
     if (isGated(server)) {
-      const call = { scope: gw.caller.id, key: requestKey(ctx.mcpReq.id) };
-      const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call });
+      const ref = { scope: gw.caller.id, key: requestKey(call.id) };
+      const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
       meta[CHANNEL_META_KEY] = channel;
       if (channel !== undefined && !("refused" in channel)) {
-        const watched = await watchCall(gw.env.CALLS, call, Date.now() + server.timeoutMs, abort, server.timeoutMs);
+        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, abort, server.timeoutMs);
         if (!watched.ok) {
           gw.log.outcome = watched.inFlight ? "in_flight" : "registry_failed";
           throw new ProtocolError(
@@ -161,7 +181,7 @@ async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerConte
           );
         }
         stopWatch = watched.stop;
-        registered = call;
+        registered = ref;
       }
     }
     const answer = await callUpstream({
@@ -173,8 +193,8 @@ async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerConte
       signal: controller.signal,
       fetcher: fetcherFor(gw, server),
       onProgress: (progress) => {
-        if (callerToken === undefined || progress.progressToken !== ownToken || ctx.mcpReq.signal.aborted) return;
-        void ctx.mcpReq.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
+        if (callerToken === undefined || call.notify === undefined || progress.progressToken !== ownToken || call.signal.aborted) return;
+        void call.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
       },
     });
     if (!answer.ok) {
@@ -185,7 +205,7 @@ async function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerConte
     return answer.result;
   } finally {
     clearTimeout(timer);
-    ctx.mcpReq.signal.removeEventListener("abort", onCallerGone);
+    call.signal.removeEventListener("abort", onCallerGone);
     stopWatch?.();
     if (registered !== undefined) gw.waitUntil(endCall(gw.env.CALLS, registered).catch(() => {}));
   }

@@ -1,7 +1,7 @@
 // Small HTTP helpers shared by the routes: the Hono context type, JSON errors that carry a reason and
 // never an echo of the request, a bounded body reader, and the Durable Object of one session.
 import type { Context } from "hono";
-import type { SessionStore } from "./session-store";
+import type { SessionApi } from "./session-store";
 import type { ApprovalsEnv, Settings } from "./settings";
 
 export type AppEnv = { Bindings: ApprovalsEnv; Variables: { settings: Settings; access: boolean; sessionId: string; identity: string; devMode: boolean } };
@@ -44,14 +44,15 @@ export async function readJson(request: Request, maxBytes: number): Promise<Json
     offset += c.byteLength;
   }
   try {
-    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown };
+    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)) as unknown };
   } catch {
     return fail(400, "the body is not valid JSON");
   }
 }
 
-export function sessionStore(env: ApprovalsEnv, sessionId: string): DurableObjectStub<SessionStore> {
-  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
+export function sessionStore(env: ApprovalsEnv, sessionId: string): SessionApi {
+  // The stub's generated Rpc types recurse on JSON values; the class implements SessionApi, so use that.
+  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId)) as unknown as SessionApi;
 }
 
 /** The origin minted URLs start with: PUBLIC_ORIGIN when set, else the one the request reached. */

@@ -9,10 +9,14 @@ export type Person = { ok: true; identity: string; devMode: boolean } | { ok: fa
 
 export const DEV_IDENTITY = "dev mode (nobody signed in)";
 
+export function reachedLoopback(request: Request): boolean {
+  return isLoopbackHost(new URL(request.url).hostname);
+}
+
 export async function identifyPerson(request: Request, settings: Settings): Promise<Person> {
   if (settings.devMode) {
     // A dev config deployed by mistake must not leave every session answerable by anyone.
-    if (!isLoopbackHost(new URL(request.url).hostname)) {
+    if (!reachedLoopback(request)) {
       return { ok: false, status: 503, reason: "DEV_MODE is on but this request did not reach a loopback host; deploy with --env production" };
     }
     return { ok: true, identity: DEV_IDENTITY, devMode: true };

@@ -8,13 +8,17 @@ export const MAX_TTL_MS = 24 * 3600 * 1000;
 /** Clock skew tolerated on the 24-hour bound; the past is refused outright. */
 export const EXPIRY_SKEW_MS = 60_000;
 export const MAX_PROPERTIES = 32;
-export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Goes into the poll path: no "/", no "." or ".." segment (the same rule as bundles/kit/approval-client.ts). */
+export const REQUEST_ID = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,255}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** JSON as it crosses the Durable Object's RPC boundary. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
 export interface NewPrompt {
   requestId: string;
   message: string;
-  requestedSchema: Record<string, unknown>;
+  requestedSchema: { [key: string]: Json };
   toolName: string | null;
   callerSessionId: string | null;
   expiresAt: number;
@@ -47,7 +51,7 @@ const RequestedSchema = z
 
 const Meta = z
   .object({
-    "com.pulsemcp/request-id": z.string().regex(REQUEST_ID, "must be 1-128 letters, digits, _ . - (a UUID)"),
+    "com.pulsemcp/request-id": z.string().regex(REQUEST_ID, "must be 1-256 letters, digits, _ . ~ - not starting with a dot (a UUID)"),
     "com.pulsemcp/expires-at": z.string().regex(ISO_8601, "must be an ISO-8601 date-time with a zone"),
     "com.pulsemcp/session-id": z.string().max(256).optional(),
     "com.pulsemcp/tool-name": z.string().max(128).optional(),
@@ -87,7 +91,7 @@ export function parseCreate(body: unknown, now: number): Parsed {
     prompt: {
       requestId: meta["com.pulsemcp/request-id"],
       message,
-      requestedSchema,
+      requestedSchema: requestedSchema as { [key: string]: Json },
       toolName: meta["com.pulsemcp/tool-name"] ?? null,
       callerSessionId: meta["com.pulsemcp/session-id"] ?? null,
       expiresAt,

@@ -23,7 +23,7 @@ export function preferredWait(header: string | null): number | undefined {
   return undefined;
 }
 
-export function pollAnswer(p: PromptRecord): { action: string; content: Record<string, unknown> | null; _meta: Record<string, string> } {
+export function pollAnswer(p: PromptRecord): { action: string; content: PromptRecord["content"]; _meta: Record<string, string> } {
   return {
     action: p.status,
     content: p.status === "accept" ? p.content : null,

@@ -2,7 +2,7 @@
 // A prompt expires at its expiry (alarm), and is deleted a retention period after it was decided or
 // expired; a session with nothing left is deleted a retention period after its last activity.
 import { DurableObject } from "cloudflare:workers";
-import type { NewPrompt } from "./prompt";
+import type { Json, NewPrompt } from "./prompt";
 import { readSettings, DEFAULT_RETENTION_SECONDS, type ApprovalsEnv } from "./settings";
 
 export type PromptStatus = "pending" | "accept" | "decline" | "expired";
@@ -10,7 +10,7 @@ export type PromptStatus = "pending" | "accept" | "decline" | "expired";
 export interface PromptRecord extends NewPrompt {
   createdAt: number;
   status: PromptStatus;
-  content: Record<string, unknown> | null;
+  content: { [key: string]: Json } | null;
   decidedAt: number | null;
   decidedBy: string | null;
   /** Every poll, and those that carried the configured Access service token: proof the edge headers travelled. */
@@ -19,12 +19,21 @@ export interface PromptRecord extends NewPrompt {
   createdWithAccess: boolean;
 }
 
-export type Decision = { action: "accept"; content: Record<string, unknown>; by: string } | { action: "decline"; by: string };
+export type Decision = { action: "accept"; content: { [key: string]: Json }; by: string } | { action: "decline"; by: string };
 
 export type Missing = "unknown_session" | "unknown_prompt";
 export type CreateResult = { ok: true } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" };
 export type PollResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing };
 export type DecideResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing } | { ok: false; reason: "not_pending"; prompt: PromptRecord };
+
+/** What the routes call on a session's stub (the RPC methods below, typed without the Rpc mapping). */
+export interface SessionApi {
+  open(): Promise<void>;
+  create(prompt: NewPrompt, access: boolean): Promise<CreateResult>;
+  poll(requestId: string, waitMs: number, access: boolean): Promise<PollResult>;
+  list(): Promise<PromptRecord[] | undefined>;
+  decide(requestId: string, decision: Decision): Promise<DecideResult>;
+}
 
 /** Pending prompts a session may hold at once: a runaway caller cannot fill the store. */
 export const MAX_PENDING = 100;
@@ -51,13 +60,13 @@ function toRecord(r: Row): PromptRecord {
   return {
     requestId: r.request_id,
     message: r.message,
-    requestedSchema: JSON.parse(r.schema) as Record<string, unknown>,
+    requestedSchema: JSON.parse(r.schema) as { [key: string]: Json },
     toolName: r.tool_name,
     callerSessionId: r.caller_session,
     expiresAt: r.expires_at,
     createdAt: r.created_at,
     status: r.status as PromptStatus,
-    content: r.content === null ? null : (JSON.parse(r.content) as Record<string, unknown>),
+    content: r.content === null ? null : (JSON.parse(r.content) as { [key: string]: Json }),
     decidedAt: r.decided_at,
     decidedBy: r.decided_by,
     polls: r.polls,
@@ -66,7 +75,7 @@ function toRecord(r: Row): PromptRecord {
   };
 }
 
-export class SessionStore extends DurableObject<ApprovalsEnv> {
+export class SessionStore extends DurableObject<ApprovalsEnv> implements SessionApi {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly retentionMs: number;
 

@@ -1,1 +1,194 @@
-console.log("x");
+// The review page's script, served as /assets/review.js (no inline script: the CSP forbids it).
+// Every caller-supplied value is set with textContent, never as HTML. The list refreshes itself every
+// few seconds, so new prompts appear without a reload; a card is updated in place, so a ticked box stays ticked.
+"use strict";
+(function () {
+  var REFRESH_MS = 2000;
+  var MAX_BACKOFF_MS = 30000;
+  var csrf = document.querySelector('meta[name="strad-csrf"]').getAttribute("content");
+  var base = document.querySelector('meta[name="strad-base"]').getAttribute("content");
+  var list = document.querySelector('[data-testid="prompt-list"]');
+  var empty = document.querySelector('[data-testid="empty-state"]');
+  var connection = document.querySelector('[data-testid="connection-status"]');
+  var cards = new Map();
+  var clockOffset = 0;
+  var failures = 0;
+
+  // Controls and bidi overrides could hide or reorder what a person reads: show them as code points.
+  var INVISIBLE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u2069\uFEFF]/g;
+  function visible(text) {
+    return String(text).replace(INVISIBLE, function (ch) {
+      return "\u27E6U+" + ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27E7";
+    });
+  }
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) node.textContent = visible(text);
+    return node;
+  }
+
+  function timeLeft(ms) {
+    if (ms <= 0) return "expired";
+    var s = Math.ceil(ms / 1000);
+    var h = Math.floor(s / 3600);
+    var m = Math.floor((s % 3600) / 60);
+    var sec = String(s % 60).padStart(2, "0");
+    return (h > 0 ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + sec + " left";
+  }
+
+  var OUTCOME = { accept: "Accepted", decline: "Declined", expired: "Expired: it can no longer be decided. Ask the agent to send it again." };
+
+  function detail(dl, label, value, testid) {
+    if (value === null || value === undefined || value === "") return;
+    dl.appendChild(el("dt", {}, label));
+    dl.appendChild(el("dd", { "data-testid": testid }, value));
+  }
+
+  function build(p) {
+    var card = el("li", { class: "prompt", "data-testid": "prompt", "data-request-id": p.requestId });
+    var top = el("div", { class: "top" });
+    top.appendChild(el("span", { class: "tool", "data-testid": "prompt-tool" }, p.toolName || "prompt"));
+    var left = el("span", { class: "left", "data-testid": "prompt-time-left", "aria-live": "off" });
+    top.appendChild(left);
+    card.appendChild(top);
+
+    // The message as text, one element per line, so each caller-supplied value sits on its own line.
+    var message = el("div", { class: "message", "data-testid": "prompt-message" });
+    String(p.message).split(/\r\n|\r|\n/).forEach(function (line) {
+      message.appendChild(el("div", { class: "line", "data-testid": "prompt-line" }, line === "" ? "\u00A0" : line));
+    });
+    card.appendChild(message);
+
+    var dl = el("dl", { class: "details" });
+    detail(dl, "Tool", p.toolName, "prompt-detail-tool");
+    detail(dl, "Agent session", p.callerSessionId, "prompt-detail-session");
+    detail(dl, "Request", p.requestId, "prompt-detail-request-id");
+    detail(dl, "Expires", new Date(p.expiresAt).toLocaleString(), "prompt-detail-expires");
+    card.appendChild(dl);
+
+    var form = el("div", { class: "decide", "data-testid": "prompt-actions" });
+    var label = el("label", { class: "confirm" });
+    var box = el("input", { type: "checkbox", "data-testid": "prompt-confirm" });
+    label.appendChild(box);
+    var words = el("span", { class: "confirm-text" });
+    words.appendChild(el("span", { class: "confirm-title" }, p.confirm.title || "I confirm this action"));
+    if (p.confirm.description) words.appendChild(el("span", { class: "confirm-description" }, p.confirm.description));
+    label.appendChild(words);
+    form.appendChild(label);
+    var buttons = el("div", { class: "buttons" });
+    var accept = el("button", { type: "button", class: "accept", "data-testid": "prompt-accept", disabled: "" }, "Accept");
+    var decline = el("button", { type: "button", class: "decline", "data-testid": "prompt-decline" }, "Decline");
+    buttons.appendChild(accept);
+    buttons.appendChild(decline);
+    form.appendChild(buttons);
+    card.appendChild(form);
+
+    var outcome = el("p", { class: "outcome", "data-testid": "prompt-outcome", role: "status" });
+    var error = el("p", { class: "error", "data-testid": "prompt-error", role: "alert" });
+    error.hidden = true;
+    card.appendChild(outcome);
+    card.appendChild(error);
+
+    var entry = { card: card, prompt: p, box: box, accept: accept, decline: decline, left: left, outcome: outcome, error: error, form: form, busy: false };
+    box.addEventListener("change", function () { sync(entry); });
+    accept.addEventListener("click", function () { decide(entry, "accept"); });
+    decline.addEventListener("click", function () { decide(entry, "decline"); });
+    return entry;
+  }
+
+  function sync(entry) {
+    var p = entry.prompt;
+    var remaining = p.expiresAt - (Date.now() + clockOffset);
+    var open = p.status === "pending" && remaining > 0;
+    entry.card.setAttribute("data-status", p.status === "pending" && !open ? "expired" : p.status);
+    entry.left.textContent = p.status === "pending" ? timeLeft(remaining) : "";
+    entry.form.hidden = !open;
+    entry.box.disabled = !open || entry.busy;
+    entry.accept.disabled = !open || entry.busy || !entry.box.checked;
+    entry.decline.disabled = !open || entry.busy;
+    var status = open ? "" : OUTCOME[p.status === "pending" ? "expired" : p.status] || p.status;
+    if (p.decidedBy && (p.status === "accept" || p.status === "decline")) status += " by " + p.decidedBy;
+    entry.outcome.textContent = visible(status);
+  }
+
+  function showError(entry, message) {
+    entry.error.textContent = visible(message);
+    entry.error.hidden = false;
+  }
+
+  function decide(entry, action) {
+    if (entry.busy) return;
+    entry.busy = true;
+    entry.error.hidden = true;
+    sync(entry);
+    fetch(base + "/prompts/" + encodeURIComponent(entry.prompt.requestId) + "/decision", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ action: action, confirm: action === "accept" ? entry.box.checked : false }),
+    })
+      .then(function (response) {
+        return response.json().catch(function () { return {}; }).then(function (body) {
+          if (body.prompt) entry.prompt = body.prompt;
+          if (!response.ok) showError(entry, body.error || "The decision was not recorded (HTTP " + response.status + ").");
+        });
+      })
+      .catch(function () { showError(entry, "The decision could not be sent: check the connection and try again."); })
+      .then(function () { entry.busy = false; sync(entry); });
+  }
+
+  function order(a, b) {
+    var pa = a.status === "pending" ? 0 : 1;
+    var pb = b.status === "pending" ? 0 : 1;
+    if (pa !== pb) return pa - pb;
+    return pa === 0 ? a.expiresAt - b.expiresAt : (b.decidedAt || b.expiresAt) - (a.decidedAt || a.expiresAt);
+  }
+
+  function render(prompts) {
+    var seen = new Set();
+    prompts.slice().sort(order).forEach(function (p) {
+      seen.add(p.requestId);
+      var entry = cards.get(p.requestId);
+      if (entry === undefined) {
+        entry = build(p);
+        cards.set(p.requestId, entry);
+      } else if (!entry.busy) {
+        entry.prompt = p;
+      }
+      list.appendChild(entry.card);
+      sync(entry);
+    });
+    cards.forEach(function (entry, id) {
+      if (!seen.has(id)) { entry.card.remove(); cards.delete(id); }
+    });
+    var pending = prompts.some(function (p) { return p.status === "pending"; });
+    empty.hidden = pending;
+  }
+
+  function refresh() {
+    fetch(base + "/prompts", { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.json();
+      })
+      .then(function (body) {
+        failures = 0;
+        clockOffset = body.now - Date.now();
+        connection.hidden = true;
+        render(body.prompts);
+      })
+      .catch(function () {
+        failures += 1;
+        connection.textContent = "Cannot reach the approval service; retrying.";
+        connection.hidden = false;
+      })
+      .then(function () {
+        setTimeout(refresh, Math.min(REFRESH_MS * Math.pow(2, failures), MAX_BACKOFF_MS));
+      });
+  }
+
+  setInterval(function () { cards.forEach(sync); }, 1000);
+  refresh();
+})();

@@ -1,0 +1,44 @@
+// The reference approval service: the pulsemcp elicitation endpoints a bundle calls, the review page a
+// person answers on, and the operator API that mints sessions. One Durable Object per session.
+import { Hono } from "hono";
+import { jsonError, type AppEnv } from "./http";
+import { operatorRoutes } from "./operator.routes";
+import { CONTENT_SECURITY_POLICY } from "./page/review-page";
+import { protocolRoutes } from "./protocol.routes";
+import { reviewRoutes } from "./review.routes";
+import { readSettings } from "./settings";
+
+export { SessionStore } from "./session-store";
+
+const app = new Hono<AppEnv>();
+
+app.use("*", async (c, next) => {
+  await next();
+  c.res.headers.set("content-security-policy", CONTENT_SECURITY_POLICY);
+  c.res.headers.set("x-content-type-options", "nosniff");
+  c.res.headers.set("referrer-policy", "no-referrer");
+  c.res.headers.set("x-frame-options", "DENY");
+});
+
+app.get("/healthz", (c) => c.json({ ok: readSettings(c.env).ok }));
+// Browsers ask for it on every page; answering keeps their consoles free of 404s.
+app.get("/favicon.ico", () => new Response(null, { status: 204 }));
+
+// A misconfigured service names the variables to fix (never their values) and serves nothing else.
+app.use("*", async (c, next) => {
+  const result = readSettings(c.env);
+  if (!result.ok) {
+    console.error(JSON.stringify({ event: "config_error", problems: result.problems }));
+    return jsonError(503, `the approval service is misconfigured: ${result.problems.join("; ")}`);
+  }
+  c.set("settings", result.settings);
+  await next();
+});
+
+app.route("/", operatorRoutes);
+app.route("/", protocolRoutes);
+app.route("/", reviewRoutes);
+app.notFound(() => jsonError(404, "not found"));
+app.onError(() => jsonError(500, "internal error"));
+
+export default app;

@@ -1,4 +1,0 @@
-declare module "*.client.js" {
-  const text: string;
-  export default text;
-}

@@ -1,0 +1,108 @@
+// The review page at /review/<review key>: a person sees the session's prompts and accepts or declines.
+// The review key is derived apart from the session token, so the agent holding the elicitation URL
+// cannot find this page. Answering needs a person (person.ts), a CSRF token bound to that person and
+// a same-origin request; a decided or expired prompt is final.
+import { Hono, type MiddlewareHandler } from "hono";
+import { jsonError, originOf, readJson, sessionStore, type AppEnv } from "./http";
+import { renderErrorPage, renderReviewPage } from "./page/review-page";
+import reviewCss from "./page/review.client.css";
+import reviewJs from "./page/review.client.js";
+import { identifyPerson } from "./person";
+import type { Decision, PromptRecord } from "./session-store";
+import { csrfToken, sessionFromReviewKey, constantTimeEqual } from "./tokens";
+
+export const CSRF_HEADER = "x-csrf-token";
+
+export interface PromptView {
+  requestId: string;
+  message: string;
+  toolName: string | null;
+  callerSessionId: string | null;
+  createdAt: number;
+  expiresAt: number;
+  status: PromptRecord["status"];
+  decidedAt: number | null;
+  decidedBy: string | null;
+  confirm: { title: string | null; description: string | null };
+}
+
+function view(p: PromptRecord): PromptView {
+  const confirm = ((p.requestedSchema.properties as Record<string, Record<string, unknown>> | undefined)?.confirm ?? {}) as Record<string, unknown>;
+  return {
+    requestId: p.requestId,
+    message: p.message,
+    toolName: p.toolName,
+    callerSessionId: p.callerSessionId,
+    createdAt: p.createdAt,
+    expiresAt: p.expiresAt,
+    status: p.status,
+    decidedAt: p.decidedAt,
+    decidedBy: p.decidedBy,
+    confirm: { title: typeof confirm.title === "string" ? confirm.title : null, description: typeof confirm.description === "string" ? confirm.description : null },
+  };
+}
+
+/** Why a decision was refused, in words for the person who clicked. */
+export function refusal(p: PromptRecord): string {
+  if (p.status === "expired") return `Too late: this prompt expired at ${new Date(p.expiresAt).toISOString()} and can no longer be decided. Ask the agent to send it again.`;
+  const verb = p.status === "accept" ? "accepted" : "declined";
+  return `This prompt was already ${verb}${p.decidedBy === null ? "" : ` by ${p.decidedBy}`}; it cannot be decided again.`;
+}
+
+const asset = (body: string, type: string) => () =>
+  new Response(body, { headers: { "content-type": type, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
+
+/** Resolves the review key and the person; the page answers in HTML, its API in JSON. */
+const reviewer: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const html = c.req.method === "GET" && c.req.path === `/review/${c.req.param("key") ?? ""}`;
+  const fail = (status: number, reason: string) => (html ? c.html(renderErrorPage(reason), status as 401) : jsonError(status, reason));
+  const sessionId = await sessionFromReviewKey(c.var.settings.secret, c.req.param("key") ?? "");
+  if (sessionId === undefined) return fail(404, "There is no such review page. Ask the operator for the session's review URL.");
+  const person = await identifyPerson(c.req.raw, c.var.settings);
+  if (!person.ok) return fail(person.status, person.reason);
+  c.set("sessionId", sessionId);
+  c.set("identity", person.identity);
+  c.set("devMode", person.devMode);
+  await next();
+};
+
+export const reviewRoutes = new Hono<AppEnv>();
+reviewRoutes.get("/assets/review.js", asset(reviewJs, "text/javascript; charset=utf-8"));
+reviewRoutes.get("/assets/review.css", asset(reviewCss, "text/css; charset=utf-8"));
+// Hono's "/review/:key/*" also matches "/review/:key" itself.
+reviewRoutes.use("/review/:key/*", reviewer);
+
+reviewRoutes.get("/review/:key", async (c) => {
+  if ((await sessionStore(c.env, c.var.sessionId).list()) === undefined) return c.html(renderErrorPage("This session no longer exists."), 404);
+  const csrf = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
+  const base = `/review/${c.req.param("key")}`;
+  return c.html(renderReviewPage({ devMode: c.var.devMode, identity: c.var.identity, csrf, base }), 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.get("/review/:key/prompts", async (c) => {
+  const prompts = await sessionStore(c.env, c.var.sessionId).list();
+  if (prompts === undefined) return jsonError(404, "This session no longer exists.");
+  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: prompts.map(view) }, 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.post("/review/:key/prompts/:requestId/decision", async (c) => {
+  // CSRF: a same-origin fetch with a custom header carrying a token bound to this session and person.
+  const site = c.req.header("sec-fetch-site");
+  const origin = c.req.header("origin");
+  if ((site !== undefined && site !== "same-origin") || (origin !== undefined && origin !== originOf(c) && origin !== new URL(c.req.url).origin)) {
+    return jsonError(403, "decisions are accepted only from the review page itself");
+  }
+  const expected = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
+  if (!constantTimeEqual(c.req.header(CSRF_HEADER) ?? "", expected)) return jsonError(403, "the page's form token is missing or stale: reload the page");
+  const body = await readJson(c.req.raw, 1024);
+  if (!body.ok) return body.response;
+  const { action, confirm } = (body.value ?? {}) as { action?: unknown; confirm?: unknown };
+  if (action !== "accept" && action !== "decline") return jsonError(400, 'action must be "accept" or "decline"');
+  if (action === "accept" && confirm !== true) return jsonError(400, "tick the confirm box to accept");
+  const by = c.var.identity;
+  const decision: Decision = action === "accept" ? { action, content: { confirm: true }, by } : { action, by };
+  const result = await sessionStore(c.env, c.var.sessionId).decide(c.req.param("requestId"), decision);
+  if (result.ok) return c.json({ prompt: view(result.prompt) }, 200, { "cache-control": "no-store" });
+  if (result.reason === "not_pending") return c.json({ error: refusal(result.prompt), prompt: view(result.prompt) }, 409, { "cache-control": "no-store" });
+  return jsonError(404, result.reason === "unknown_session" ? "This session no longer exists." : "There is no such prompt in this session.");
+});

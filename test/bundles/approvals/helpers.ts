@@ -1,0 +1,85 @@
+// Shared by the approval service's tests: start the Worker alone on a free port, mint sessions, build
+// create bodies, and read the review page's CSRF token the way the browser script does.
+// @ts-expect-error: plain ESM helper without types
+import { startWorkers } from "../../../scripts/stack.mjs";
+import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../../bundles/approvals/dev-api.mjs";
+
+export { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN };
+export const CONFIG = "bundles/approvals/wrangler.toml";
+export const START_TIMEOUT_MS = 180_000;
+
+export interface Running {
+  origin: string;
+  stop: () => Promise<void>;
+  logs: string[];
+}
+
+export async function startApprovals(vars: Record<string, string> = {}): Promise<Running> {
+  const w = (await startWorkers([{ name: "approvals", port: 0, configs: [CONFIG], vars }])) as { ports: { approvals: number }; stop: () => Promise<void>; logs: string[] };
+  return { origin: `http://127.0.0.1:${w.ports.approvals}`, stop: w.stop, logs: w.logs };
+}
+
+export function mint(origin: string): Promise<Session> {
+  return mintSession({ origin, operatorToken: DEV_OPERATOR_TOKEN });
+}
+
+export function createBody(overrides: { message?: string; requestId?: string; expiresInMs?: number; meta?: Record<string, unknown> } = {}): Record<string, unknown> {
+  return {
+    mode: "form",
+    message: overrides.message ?? "Send an email?\nTo: someone@example.com\nSubject: Hello",
+    requestedSchema: {
+      type: "object",
+      properties: { confirm: { type: "boolean", title: "Send this email", description: "Tick to send" } },
+      required: ["confirm"],
+    },
+    _meta: {
+      "com.pulsemcp/request-id": overrides.requestId ?? crypto.randomUUID(),
+      "com.pulsemcp/expires-at": new Date(Date.now() + (overrides.expiresInMs ?? 120_000)).toISOString(),
+      "com.pulsemcp/tool-name": "send_email",
+      ...overrides.meta,
+    },
+  };
+}
+
+export function requestIdOf(body: Record<string, unknown>): string {
+  return (body._meta as Record<string, string>)["com.pulsemcp/request-id"] as string;
+}
+
+export async function createPrompt(elicitationUrl: string, body: Record<string, unknown>, headers: Record<string, string> = { ...DEV_ACCESS_HEADERS }): Promise<Response> {
+  return fetch(elicitationUrl, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+}
+
+/** Creates a prompt and fails the test unless the service accepted it. */
+export async function newPrompt(elicitationUrl: string, overrides: Parameters<typeof createBody>[0] = {}, headers?: Record<string, string>): Promise<string> {
+  const body = createBody(overrides);
+  const response = await createPrompt(elicitationUrl, body, headers);
+  if (response.status !== 201) throw new Error(`create answered ${response.status}: ${await response.text()}`);
+  return requestIdOf(body);
+}
+
+export async function poll(elicitationUrl: string, requestId: string, headers: Record<string, string> = { ...DEV_ACCESS_HEADERS }): Promise<{ status: number; body: { action?: string; content?: unknown; _meta?: Record<string, string>; error?: string }; ms: number; response: Response }> {
+  const started = Date.now();
+  const response = await fetch(`${elicitationUrl}${requestId}`, { headers });
+  const body = (await response.json()) as { action?: string; content?: unknown; _meta?: Record<string, string>; error?: string };
+  return { status: response.status, body, ms: Date.now() - started, response };
+}
+
+/** The CSRF token and base path the review page hands its script, read as the script reads them. */
+export async function reviewPage(reviewUrl: string, headers: Record<string, string> = {}): Promise<{ csrf: string; base: string; html: string; response: Response }> {
+  const response = await fetch(reviewUrl, { headers });
+  const html = await response.text();
+  const csrf = /<meta name="strad-csrf" content="([^"]*)">/.exec(html)?.[1] ?? "";
+  const base = /<meta name="strad-base" content="([^"]*)">/.exec(html)?.[1] ?? "";
+  return { csrf, base, html, response };
+}
+
+export async function decide(reviewUrl: string, requestId: string, action: "accept" | "decline", options: { csrf: string; confirm?: boolean; headers?: Record<string, string> }): Promise<{ status: number; body: { error?: string; prompt?: { status: string; decidedBy: string | null } } }> {
+  const response = await fetch(`${reviewUrl}/prompts/${requestId}/decision`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-csrf-token": options.csrf, ...options.headers },
+    body: JSON.stringify({ action, confirm: options.confirm ?? action === "accept" }),
+  });
+  return { status: response.status, body: (await response.json()) as { error?: string; prompt?: { status: string; decidedBy: string | null } } };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

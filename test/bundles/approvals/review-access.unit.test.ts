@@ -1,0 +1,167 @@
+// Covers the review page in production mode: only a person's Cf-Access-Jwt-Assertion (RS256, matching kid, iss, aud, validity) may see and answer; a service token cannot; CSRF binds to the person; the edge switch off.
+import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listPrompts } from "../../../bundles/approvals/dev-api.mjs";
+import { createBody, createPrompt, decide, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, reviewPage, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
+
+const TEAM = "https://strad-test.cloudflareaccess.com";
+const AUD = "0123456789abcdef-test-audience-tag";
+const KID = "test-key-1";
+const keys = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 });
+
+let svc: Running;
+let jwks: Server;
+
+const b64url = (value: string | Buffer) => Buffer.from(value).toString("base64url");
+
+function jwt(payload: Record<string, unknown>, options: { kid?: string; alg?: string; key?: KeyObject } = {}): string {
+  const header = b64url(JSON.stringify({ alg: options.alg ?? "RS256", kid: options.kid ?? KID, typ: "JWT" }));
+  const body = b64url(JSON.stringify(payload));
+  const signature = sign("sha256", Buffer.from(`${header}.${body}`), options.key ?? keys.privateKey);
+  return `${header}.${body}.${b64url(signature)}`;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const person = (email: string, extra: Record<string, unknown> = {}) => jwt({ iss: TEAM, aud: [AUD], email, sub: "user-1", type: "org", iat: now(), nbf: now(), exp: now() + 600, ...extra });
+const service = (extra: Record<string, unknown> = {}) => jwt({ iss: TEAM, aud: [AUD], common_name: "client-id.access", sub: "", type: "app", iat: now(), exp: now() + 600, ...extra });
+const as = (assertion: string) => ({ "cf-access-jwt-assertion": assertion });
+
+beforeAll(async () => {
+  jwks = createServer((req, res) => {
+    if (req.url !== "/cdn-cgi/access/certs") {
+      res.writeHead(404).end();
+      return;
+    }
+    const jwk = { ...keys.publicKey.export({ format: "jwk" }), kid: KID, alg: "RS256", use: "sig" };
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
+  const port = (jwks.address() as AddressInfo).port;
+  svc = await startApprovals({
+    DEV_MODE: "false",
+    ACCESS_EMULATION: "false",
+    ACCESS_TEAM_DOMAIN: TEAM,
+    ACCESS_AUD: AUD,
+    ACCESS_CERTS_URL: `http://127.0.0.1:${port}/cdn-cgi/access/certs`,
+  });
+}, START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await svc?.stop();
+  await new Promise((resolve) => jwks?.close(resolve));
+});
+
+describe("a person signed in through Access", () => {
+  it("sees the page without a dev banner, under their own name", async () => {
+    const { reviewUrl } = await mint(svc.origin);
+    const { html, response } = await reviewPage(reviewUrl, as(person("ann+<b>@example.com")));
+    expect(response.status).toBe(200);
+    expect(html).not.toContain("dev-mode-banner");
+    expect(html).toContain("ann+&lt;b&gt;@example.com");
+  });
+
+  it("accepts a prompt, and the decision names them", async () => {
+    const { elicitationUrl, reviewUrl, sessionId } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const ann = as(person("ann@example.com"));
+    const { csrf } = await reviewPage(reviewUrl, ann);
+    const result = await decide(reviewUrl, id, "accept", { csrf, headers: ann });
+    expect(result.status).toBe(200);
+    expect((await poll(elicitationUrl, id)).body).toMatchObject({ action: "accept", content: { confirm: true } });
+    const [stored] = await listPrompts(sessionId, { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+    expect(stored?.decidedBy).toBe("ann@example.com");
+  });
+
+  it("cannot use another person's CSRF token", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const { csrf } = await reviewPage(reviewUrl, as(person("ann@example.com")));
+    expect((await decide(reviewUrl, id, "accept", { csrf, headers: as(person("bob@example.com")) })).status).toBe(403);
+    expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
+  });
+
+  it("is accepted with a single-string aud too", async () => {
+    const { reviewUrl } = await mint(svc.origin);
+    expect((await fetch(`${reviewUrl}/prompts`, { headers: as(person("ann@example.com", { aud: AUD })) })).status).toBe(200);
+  });
+});
+
+describe("nobody else answers", () => {
+  it("asks for a sign-in when there is no assertion", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const page = await fetch(reviewUrl);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain("sign in through Cloudflare Access");
+    expect((await fetch(`${reviewUrl}/prompts`)).status).toBe(401);
+    expect((await decide(reviewUrl, id, "accept", { csrf: "x" })).status).toBe(401);
+    expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
+  });
+
+  it("refuses a service token's JWT (type app), even one carrying an email", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    for (const token of [service(), service({ email: "robot@example.com" })]) {
+      const page = await fetch(reviewUrl, { headers: as(token) });
+      expect(page.status).toBe(403);
+      expect(await page.text()).toContain("a service token cannot answer");
+      expect((await fetch(`${reviewUrl}/prompts`, { headers: as(token) })).status).toBe(403);
+      expect((await decide(reviewUrl, id, "accept", { csrf: "x", headers: as(token) })).status).toBe(403);
+    }
+    expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
+  });
+
+  const forged: [string, string, () => string][] = [
+    ["the wrong audience", "wrong_audience", () => person("ann@example.com", { aud: ["another-app"] })],
+    ["the wrong issuer", "wrong_issuer", () => person("ann@example.com", { iss: "https://other-team.cloudflareaccess.com" })],
+    ["an expired token", "expired", () => person("ann@example.com", { exp: now() - 300 })],
+    ["a token not yet valid", "not_yet_valid", () => person("ann@example.com", { nbf: now() + 600 })],
+    ["a token without exp", "expired", () => person("ann@example.com", { exp: undefined })],
+    ["a signature by another key under the same kid", "bad_signature", () => jwt({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }, { key: stranger.privateKey })],
+    ["an unknown kid", "unknown_kid", () => jwt({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }, { kid: "nobody" })],
+    ["alg HS256", "unsupported_alg", () => jwt({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }, { alg: "HS256" })],
+    ["alg none", "unsupported_alg", () => `${b64url(JSON.stringify({ alg: "none", kid: KID }))}.${b64url(JSON.stringify({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }))}.`],
+    ["a payload changed after signing", "bad_signature", () => {
+      const [h, , s] = person("ann@example.com").split(".");
+      return `${h}.${b64url(JSON.stringify({ iss: TEAM, aud: [AUD], email: "mallory@example.com", exp: now() + 600 }))}.${s}`;
+    }],
+    ["a person token without an email", "no_identity", () => person("")],
+    ["garbage", "malformed", () => "not.a.jwt"],
+  ];
+
+  it.each(forged)("refuses %s (%s)", async (_name, reason, make) => {
+    const { reviewUrl } = await mint(svc.origin);
+    const response = await fetch(`${reviewUrl}/prompts`, { headers: as(make()) });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: string }).error).toContain(`(${reason})`);
+  });
+
+  it("refuses the operator API's dev decision outside dev mode", async () => {
+    const { elicitationUrl, sessionId } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const response = await fetch(`${svc.origin}/api/v1/sessions/${sessionId}/prompts/${id}/decision`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${DEV_OPERATOR_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ action: "accept" }),
+    });
+    expect(response.status).toBe(403);
+    expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
+  });
+});
+
+describe("with the edge switch off", () => {
+  it("serves the protocol without the service token and records which requests carried it", async () => {
+    const { elicitationUrl, sessionId } = await mint(svc.origin);
+    const body = createBody();
+    expect((await createPrompt(elicitationUrl, body, {})).status).toBe(201);
+    const id = (body._meta as Record<string, string>)["com.pulsemcp/request-id"] as string;
+    expect((await poll(elicitationUrl, id, {})).status).toBe(200);
+    expect((await poll(elicitationUrl, id, { ...DEV_ACCESS_HEADERS })).status).toBe(200);
+    expect((await poll(elicitationUrl, id, { ...DEV_ACCESS_HEADERS, "CF-Access-Client-Secret": "wrong-secret-0123456789abcdef0123" })).status).toBe(200);
+    const [stored] = await listPrompts(sessionId, { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+    expect(stored).toMatchObject({ createdWithAccess: false, polls: 3, accessPolls: 1 });
+  });
+});

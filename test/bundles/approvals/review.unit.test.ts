@@ -1,0 +1,165 @@
+// Covers the review page in dev mode: its markup, CSP and assets, the JSON it polls, CSRF-protected decisions, final and late decisions, and the dev-mode loopback guard.
+import { request as httpRequest } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listPrompts } from "../../../bundles/approvals/dev-api.mjs";
+import { decide, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, reviewPage, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
+
+let svc: Running;
+beforeAll(async () => {
+  svc = await startApprovals();
+}, START_TIMEOUT_MS);
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe("the page", () => {
+  it("uses no inline script or style and a CSP that forbids them", async () => {
+    const { reviewUrl } = await mint(svc.origin);
+    const { html, response } = await reviewPage(reviewUrl);
+    expect(response.status).toBe(200);
+    const csp = response.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(csp).not.toContain("unsafe-eval");
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attrs, body] of scripts) {
+      expect(attrs).toMatch(/\bsrc="\/assets\/review\.js"/);
+      expect(body).toBe("");
+    }
+    expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+    expect(html).toContain('name="viewport"');
+    expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+  });
+
+  it("shows the dev-mode banner and the elements the browser test drives", async () => {
+    const { reviewUrl } = await mint(svc.origin);
+    const { html } = await reviewPage(reviewUrl);
+    for (const id of ["dev-mode-banner", "prompt-list", "empty-state", "identity", "connection-status"]) expect(html).toContain(`data-testid="${id}"`);
+  });
+
+  it("serves its script and stylesheet, and the script never writes caller text as HTML", async () => {
+    const js = await fetch(`${svc.origin}/assets/review.js`);
+    expect(js.headers.get("content-type")).toMatch(/^text\/javascript/);
+    const source = await js.text();
+    expect(source).toContain("textContent");
+    expect(source).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+    for (const id of ["prompt", "prompt-message", "prompt-time-left", "prompt-confirm", "prompt-accept", "prompt-decline", "prompt-outcome", "prompt-error"]) {
+      expect(source).toContain(`"data-testid": "${id}"`);
+    }
+    const css = await fetch(`${svc.origin}/assets/review.css`);
+    expect(css.headers.get("content-type")).toMatch(/^text\/css/);
+    expect(await css.text()).toContain("@media");
+  });
+
+  it("answers 404 for a review key it did not mint", async () => {
+    const { reviewUrl } = await mint(svc.origin);
+    const response = await fetch(`${reviewUrl.slice(0, -2)}xx`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain('data-testid="page-error"');
+  });
+
+  it("lists the session's prompts with the message verbatim, the server clock and the expiry", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const message = 'Send <b>this</b>?\nTo: "x" <x@example.com>\n\u202Eevil';
+    const id = await newPrompt(elicitationUrl, { message, meta: { "com.pulsemcp/session-id": "agent-session-7" } });
+    const response = await fetch(`${reviewUrl}/prompts`);
+    const body = (await response.json()) as { now: number; devMode: boolean; prompts: Record<string, unknown>[] };
+    expect(body.devMode).toBe(true);
+    expect(Math.abs(body.now - Date.now())).toBeLessThan(5000);
+    expect(body.prompts).toHaveLength(1);
+    expect(body.prompts[0]).toMatchObject({ requestId: id, message, status: "pending", toolName: "send_email", callerSessionId: "agent-session-7", confirm: { title: "Send this email", description: "Tick to send" } });
+    expect(body.prompts[0]?.expiresAt).toBeGreaterThan(body.now);
+  });
+});
+
+describe("deciding", () => {
+  it("refuses a decision without the page's CSRF token, or from another site", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const { csrf } = await reviewPage(reviewUrl);
+    const other = await mint(svc.origin);
+    const { csrf: otherCsrf } = await reviewPage(other.reviewUrl);
+    expect((await decide(reviewUrl, id, "accept", { csrf: "" })).status).toBe(403);
+    expect((await decide(reviewUrl, id, "accept", { csrf: otherCsrf })).status).toBe(403);
+    expect((await decide(reviewUrl, id, "accept", { csrf, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(403);
+    expect((await decide(reviewUrl, id, "accept", { csrf, headers: { origin: "https://evil.example.com" } })).status).toBe(403);
+    const form = await fetch(`${reviewUrl}/prompts/${id}/decision`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "x-csrf-token": csrf }, body: "action=accept&confirm=true" });
+    expect(form.status).toBe(415);
+    expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
+  });
+
+  it("accepts only with the confirm box ticked, and the poll then answers accept with confirm: true", async () => {
+    const { elicitationUrl, reviewUrl, sessionId } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const { csrf } = await reviewPage(reviewUrl);
+    const unticked = await decide(reviewUrl, id, "accept", { csrf, confirm: false });
+    expect(unticked.status).toBe(400);
+    expect(unticked.body.error).toMatch(/confirm/);
+    expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
+    const ok = await decide(reviewUrl, id, "accept", { csrf, confirm: true, headers: { origin: svc.origin, "sec-fetch-site": "same-origin" } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.prompt?.status).toBe("accept");
+    expect((await poll(elicitationUrl, id)).body).toMatchObject({ action: "accept", content: { confirm: true } });
+    const [stored] = await listPrompts(sessionId, { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+    expect(stored?.decidedBy).toBe("dev mode (nobody signed in)");
+  });
+
+  it("declines, and the poll answers decline with no content", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const { csrf } = await reviewPage(reviewUrl);
+    expect((await decide(reviewUrl, id, "decline", { csrf })).status).toBe(200);
+    expect((await poll(elicitationUrl, id)).body).toMatchObject({ action: "decline", content: null });
+  });
+
+  it("refuses a second decision with a clear message and keeps the first", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    const { csrf } = await reviewPage(reviewUrl);
+    expect((await decide(reviewUrl, id, "decline", { csrf })).status).toBe(200);
+    const again = await decide(reviewUrl, id, "accept", { csrf });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatch(/already declined.*cannot be decided again/);
+    expect((await poll(elicitationUrl, id)).body.action).toBe("decline");
+  });
+
+  it("refuses a late decision on an expired prompt with a clear message", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl, { expiresInMs: 1500 });
+    const { csrf } = await reviewPage(reviewUrl);
+    await sleep(2000);
+    const late = await decide(reviewUrl, id, "accept", { csrf });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatch(/Too late: this prompt expired .* can no longer be decided/);
+    expect(late.body.prompt?.status).toBe("expired");
+    expect((await poll(elicitationUrl, id)).body.action).toBe("expired");
+  }, 20_000);
+
+  it("answers 404 for a prompt of another session", async () => {
+    const a = await mint(svc.origin);
+    const b = await mint(svc.origin);
+    const id = await newPrompt(a.elicitationUrl);
+    const { csrf } = await reviewPage(b.reviewUrl);
+    expect((await decide(b.reviewUrl, id, "accept", { csrf })).status).toBe(404);
+    expect((await poll(a.elicitationUrl, id)).body.action).toBe("pending");
+  });
+});
+
+describe("dev mode", () => {
+  it("is refused on a host that is not loopback", async () => {
+    const { reviewUrl } = await mint(svc.origin);
+    const url = new URL(reviewUrl);
+    // fetch() would not send a Host of our choosing; node:http does, as a misdeployed dev config would see.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port: Number(url.port), path: url.pathname, headers: { host: "approvals.example.com" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(503);
+  });
+});
