@@ -1,9 +1,10 @@
-// Starts the local stack exactly as `npm run dev` does, for every e2e test file, and keeps its logs so
-// that a test can check what the gateway wrote (no secret may appear in them).
-import { writeFileSync, mkdirSync } from "node:fs";
+// Starts the local stack exactly as `npm run dev` does, for every e2e test file, keeps its logs, and at the
+// end of the run fails it if any secret, token or approval URL the run used appears in those logs.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT, startStack } from "../../scripts/stack.mjs";
+import { secretsIn } from "./secrets";
 
 export const LOG_FILE = join(ROOT, "test-output", "stack.log");
 
@@ -16,5 +17,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     clearInterval(timer);
     flush();
     await stack.stop();
+    const leaks = secretsIn(readFileSync(LOG_FILE, "utf8"));
+    if (leaks.length > 0) throw new Error(`the stack's logs contain credentials: ${leaks.join(", ")}`);
   };
 }
