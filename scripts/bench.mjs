@@ -1,9 +1,11 @@
 // `npm run bench`: side-by-side measurements in one run, printed as ratios.
 //   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3)
-//   2. a confirmed call (channel, call record, claim) vs the same tool unconfirmed: overhead per call
+//   2. a confirmed write approved at once vs the same write on a waived mount: overhead per call
 //      (target p50 <= 50 ms) and call-registry Durable Object requests per call (target <= 3)
+//   3. decision-to-tool-result latency through the approval service, long-poll vs plain polling
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { ROOT, PORTS, startStack, startWorkers } from "./stack.mjs";
 
@@ -14,6 +16,24 @@ const vars = Object.fromEntries(
 );
 const TOKEN = vars.STRAD_TOKEN_DEV_SESSION;
 const APPROVAL_URL = "http://127.0.0.1:8790/scripted/bench/";
+const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 20);
+const POLL_INTERVAL_MS = /STRAD_POLL_INTERVAL_MS = "(\d+)"/.exec(readFileSync(join(ROOT, "bundles/echo/wrangler.toml"), "utf8"))?.[1] ?? "5000";
+
+/** An approval endpoint under the scripted prefix that answers every poll with accept at once. */
+function instantApprover() {
+  return new Promise((resolve) => {
+    let n = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.setHeader("content-type", "application/json");
+        if (req.method === "POST") res.end(JSON.stringify({ requestId: `bench-${++n}` }));
+        else res.end(JSON.stringify({ action: "accept", content: { confirm: true }, _meta: {} }));
+      });
+    });
+    server.listen(8790, "127.0.0.1", () => resolve(server));
+  });
+}
 
 function body(id, name, args) {
   return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
@@ -31,12 +51,12 @@ async function call(url, headers, id, name, args) {
   return performance.now() - started;
 }
 
-async function run(label, n, fn) {
+async function run(label, n, fn, concurrency = CONCURRENCY) {
   const latencies = [];
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (next < n) {
         const i = next++;
         latencies.push(await fn(i));
@@ -69,15 +89,45 @@ try {
   const ratio = viaGateway.p50 / viaDirect.p50;
   console.log(`   gateway/direct: p50 ratio ${ratio.toFixed(2)} (target <= 1.3), p99 ratio ${(viaGateway.p99 / viaDirect.p99).toFixed(2)}, throughput ratio ${(viaGateway.callsPerSec / viaDirect.callsPerSec).toFixed(2)}`);
 
-  console.log("\n2. a confirmed call's own cost (channel, call record, claim), excluding the human");
-  const confirmedN = Math.max(100, Math.floor(N / 4));
-  const stats = async () => (await (await fetch(`http://127.0.0.1:${PORTS.gateway}/_dev/calls/dev-session`)).json()).served;
-  const plain = await run("unconfirmed claim_race (sibling)", confirmedN, (i) => call(gatewayUrl("echo"), auth, `p-${i}`, "report_meta", {}));
-  const before = await stats();
-  const confirmed = await run("confirmed claim_race", confirmedN, (i) => call(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": APPROVAL_URL }, `c-${i}`, "claim_race", { n: 1 }));
-  await new Promise((r) => setTimeout(r, 1000));
-  const perCall = ((await stats()) - before) / confirmedN;
-  console.log(`   overhead per confirmed call: p50 ${(confirmed.p50 - plain.p50).toFixed(2)} ms (target <= 50 ms); call-registry requests per call: ${perCall.toFixed(2)} (target <= 3)`);
+  // Latency, not throughput: one call at a time, so that queueing on two cores does not hide the cost.
+  console.log("\n2. a confirmed call's own cost, excluding the human: an approver that answers accept at once (one at a time)");
+  const confirmedN = Math.max(100, Math.floor(N / 8));
+  const served = async () => (await (await fetch(`http://127.0.0.1:${PORTS.gateway}/_dev/calls/dev-session`)).json()).served;
+  const approver = await instantApprover();
+  try {
+    const waived = await run("demo_write, waived (asks nobody)", confirmedN, (i) => call(gatewayUrl("echo-waived"), auth, `w-${i}`, "demo_write", { note: `bench ${i}` }), 1);
+    const before = await served();
+    const confirmed = await run("demo_write, confirmed", confirmedN, (i) => call(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": APPROVAL_URL }, `c-${i}`, "demo_write", { note: `bench ${i}` }), 1);
+    await new Promise((r) => setTimeout(r, 1000));
+    const perCall = ((await served()) - before) / confirmedN;
+    console.log(`   overhead per confirmed call: p50 ${(confirmed.p50 - waived.p50).toFixed(2)} ms (target <= 50 ms); call-registry requests per call: ${perCall.toFixed(2)} (target <= 3)`);
+  } finally {
+    approver.close();
+  }
+
+  console.log("\n3. decision to tool result through the approval service, with and without Prefer: wait");
+  const { mintSession, waitForPendingPrompt, decidePrompt } = await import("../bundles/approvals/dev-api.mjs");
+  const decisions = async (label, longPoll) => {
+    const latencies = [];
+    for (let i = 0; i < DECISIONS; i++) {
+      const session = await mintSession({ longPoll });
+      const result = call(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": session.elicitationUrl }, `d-${longPoll}-${i}`, "demo_write", { note: `decision ${i}` });
+      const prompt = await waitForPendingPrompt(session.sessionId, { timeoutMs: 30_000, intervalMs: 20 });
+      // Let the bundle settle into its wait (a held poll, or the pause between polls) before deciding.
+      await new Promise((r) => setTimeout(r, 150 + Math.random() * 200));
+      const decided = performance.now();
+      await decidePrompt(session.sessionId, prompt.requestId, "accept");
+      await result;
+      latencies.push(performance.now() - decided);
+    }
+    latencies.sort((a, b) => a - b);
+    const p50 = latencies[Math.floor(latencies.length / 2)];
+    console.log(`${label.padEnd(34)} ${String(DECISIONS).padStart(5)} decisions  p50 ${p50.toFixed(2).padStart(7)} ms  max ${latencies.at(-1).toFixed(2)} ms`);
+    return p50;
+  };
+  const held = await decisions("with Prefer: wait (long-poll)", true);
+  const plain = await decisions("plain polling", false);
+  console.log(`   long-poll p50 ${held.toFixed(0)} ms (target < 300 ms); plain polling p50 ${plain.toFixed(0)} ms, bounded by the bundle's poll interval (${POLL_INTERVAL_MS} ms in the dev stack, 5000 ms by default)`);
 } finally {
   await direct.stop();
   await stack.stop();

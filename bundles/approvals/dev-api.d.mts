@@ -27,7 +27,7 @@ export interface OperatorPrompt {
 export declare const DEV_ORIGIN: string;
 export declare const DEV_OPERATOR_TOKEN: string;
 export declare const DEV_ACCESS_HEADERS: Readonly<Record<"CF-Access-Client-Id" | "CF-Access-Client-Secret", string>>;
-export declare function mintSession(options?: ApiOptions): Promise<Session>;
+export declare function mintSession(options?: ApiOptions & { longPoll?: boolean }): Promise<Session>;
 export declare function listPrompts(sessionId: string, options?: ApiOptions): Promise<OperatorPrompt[]>;
 export declare function decidePrompt(sessionId: string, requestId: string, action?: "accept" | "decline", options?: ApiOptions): Promise<OperatorPrompt>;
 export declare function waitForPendingPrompt(sessionId: string, options?: ApiOptions & { timeoutMs?: number; intervalMs?: number }): Promise<OperatorPrompt>;

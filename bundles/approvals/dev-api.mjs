@@ -34,7 +34,7 @@ async function call(method, path, options, body) {
 
 /** Mints a session: { sessionId, elicitationUrl, reviewUrl }. */
 export function mintSession(options) {
-  return call("POST", "/api/v1/sessions", options);
+  return call("POST", "/api/v1/sessions", options, options?.longPoll === false ? { longPoll: false } : undefined);
 }
 
 /** The session's prompts, newest first, with poll counts (polls, accessPolls, createdWithAccess). */

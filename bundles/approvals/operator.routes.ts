@@ -34,8 +34,17 @@ operatorRoutes.use("/api/v1/sessions/:sessionId/*", knownSession);
 
 operatorRoutes.post("/api/v1/sessions", async (c) => {
   const { secret } = c.var.settings;
+  // An optional body: { "longPoll": false } mints a session whose polls are answered at once.
+  let longPoll = true;
+  if (c.req.header("content-type") !== undefined) {
+    const body = await readJson(c.req.raw, 1024);
+    if (!body.ok) return body.response;
+    const value = (body.value as { longPoll?: unknown } | null)?.longPoll;
+    if (value !== undefined && typeof value !== "boolean") return jsonError(400, "longPoll must be a boolean");
+    longPoll = value !== false;
+  }
   const sessionId = newSessionId();
-  await sessionStore(c.env, sessionId).open();
+  await sessionStore(c.env, sessionId).open({ longPoll });
   const origin = originOf(c);
   return c.json(
     {

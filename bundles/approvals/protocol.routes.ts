@@ -90,7 +90,7 @@ protocolRoutes.get(`${PROTOCOL_BASE}/:token/:requestId`, async (c) => {
   const result = await sessionStore(c.env, c.var.sessionId).poll(requestId, (wait ?? 0) * 1000, c.var.access);
   if (!result.ok) return jsonError(404, result.reason === "unknown_session" ? UNKNOWN_SESSION : "unknown prompt");
   const headers: Record<string, string> = { "cache-control": "no-store" };
-  if (wait !== undefined) headers["preference-applied"] = `wait=${wait}`;
+  if (wait !== undefined && result.longPoll) headers["preference-applied"] = `wait=${wait}`;
   return c.json(pollAnswer(result.prompt), 200, headers);
 });
 

@@ -23,12 +23,12 @@ export type Decision = { action: "accept"; content: { [key: string]: Json }; by:
 
 export type Missing = "unknown_session" | "unknown_prompt";
 export type CreateResult = { ok: true } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" };
-export type PollResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing };
+export type PollResult = { ok: true; prompt: PromptRecord; longPoll: boolean } | { ok: false; reason: Missing };
 export type DecideResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing } | { ok: false; reason: "not_pending"; prompt: PromptRecord };
 
 /** What the routes call on a session's stub (the RPC methods below, typed without the Rpc mapping). */
 export interface SessionApi {
-  open(): Promise<void>;
+  open(options?: { longPoll?: boolean }): Promise<void>;
   create(prompt: NewPrompt, access: boolean): Promise<CreateResult>;
   poll(requestId: string, waitMs: number, access: boolean): Promise<PollResult>;
   list(): Promise<PromptRecord[] | undefined>;
@@ -115,10 +115,14 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
     return row === undefined ? undefined : toRecord(row);
   }
 
-  /** Called when the operator mints the session: only a minted session accepts prompts. */
-  async open(): Promise<void> {
+  /**
+   * Called when the operator mints the session: only a minted session accepts prompts. `longPoll: false`
+   * makes its polls ignore `Prefer: wait`, as a plain pulsemcp service would (the bench compares both).
+   */
+  async open(options: { longPoll?: boolean } = {}): Promise<void> {
     const now = Date.now();
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO session (id, created_at, last_active) VALUES (1, ?, ?)", now, now);
+    if (options.longPoll === false) await this.ctx.storage.put("longPoll", false);
     await this.schedule();
   }
 
@@ -146,8 +150,10 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
   }
 
   /** Answers at once, or holds up to waitMs (never past the expiry) until the prompt is decided. */
-  async poll(requestId: string, waitMs: number, access: boolean): Promise<PollResult> {
+  async poll(requestId: string, requestedWaitMs: number, access: boolean): Promise<PollResult> {
     if (!this.exists()) return { ok: false, reason: "unknown_session" };
+    const longPoll = (await this.ctx.storage.get("longPoll")) !== false;
+    const waitMs = longPoll ? requestedWaitMs : 0;
     const now = Date.now();
     let prompt = this.read(requestId, now);
     if (prompt === undefined) return { ok: false, reason: "unknown_prompt" };
@@ -158,7 +164,7 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
       prompt = this.read(requestId);
       if (prompt === undefined) return { ok: false, reason: "unknown_prompt" };
     }
-    return { ok: true, prompt };
+    return { ok: true, prompt, longPoll };
   }
 
   async list(): Promise<PromptRecord[] | undefined> {

@@ -164,6 +164,32 @@ describe("poll", () => {
     expect(result.response.headers.get("preference-applied")).toBeNull();
   });
 
+  it("ignores Prefer: wait in a session minted with longPoll: false, as a plain pulsemcp service would", async () => {
+    const minted = await fetch(`${svc.origin}/api/v1/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${DEV_OPERATOR_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ longPoll: false }),
+    });
+    expect(minted.status).toBe(201);
+    const { elicitationUrl } = (await minted.json()) as { elicitationUrl: string };
+    const id = await newPrompt(elicitationUrl);
+    const started = Date.now();
+    const response = await fetch(`${elicitationUrl}${id}`, { headers: { ...DEV_ACCESS_HEADERS, prefer: "wait=10" } });
+    expect(await response.json()).toMatchObject({ action: "pending" });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(response.headers.get("preference-applied")).toBeNull();
+  });
+
+  it("refuses a session option that is not a boolean", async () => {
+    const minted = await fetch(`${svc.origin}/api/v1/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${DEV_OPERATOR_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ longPoll: "no" }),
+    });
+    expect(minted.status).toBe(400);
+    expect(await minted.text()).toContain("longPoll must be a boolean");
+  });
+
   it("answers 404 for a prompt the session does not hold", async () => {
     const { elicitationUrl } = await mint(svc.origin);
     expect((await poll(elicitationUrl, crypto.randomUUID())).status).toBe(404);
