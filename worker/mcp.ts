@@ -163,10 +163,11 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   let registered: { scope: string; key: string } | undefined;
   try {
     const headers = serverHeaders(gw, server);
-    // The gateway's own progress token; relayed under the caller's token only when it sent one.
-    const ownToken = `strad-${crypto.randomUUID()}`;
-    meta.progressToken = ownToken;
+    // The gateway's own progress token: always on a confirmed call (its keepalives ride on it), otherwise only
+    // when the caller asked for progress. Relayed under the caller's token only when it sent one.
     const callerToken = call.progressToken;
+    const ownToken = isGated(server) || callerToken !== undefined ? `strad-${crypto.randomUUID()}` : undefined;
+    if (ownToken !== undefined) meta.progressToken = ownToken;
     if (isGated(server)) {
       const ref = { scope: gw.caller.id, key: requestKey(call.id) };
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
@@ -193,7 +194,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       signal: controller.signal,
       fetcher: fetcherFor(gw, server),
       onProgress: (progress) => {
-        if (callerToken === undefined || call.notify === undefined || progress.progressToken !== ownToken || call.signal.aborted) return;
+        if (callerToken === undefined || ownToken === undefined || call.notify === undefined || progress.progressToken !== ownToken || call.signal.aborted) return;
         void call.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
       },
     });

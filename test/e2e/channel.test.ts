@@ -66,7 +66,7 @@ describe("which slugs receive the channel", () => {
   it("never gives the key to a sibling mount of the same bundle, whatever the caller sent", async () => {
     const report = await reportMeta("echo", { ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL });
     expect(report.channel).toBeNull();
-    expect(report.keys).toEqual(["progressToken"]);
+    expect(report.keys).toEqual([]);
   });
 
   it("never forwards the caller's own _meta: a forged channel and other keys do not arrive", async () => {
