@@ -6,6 +6,8 @@ import { DurableObject } from "cloudflare:workers";
 type State = "live" | "ended" | "cancelled" | "expired";
 
 interface CallRecord {
+  /** The gateway's per-call value: only the call that registered the record can claim or end it. */
+  nonce: string;
   deadline: number;
   state: State;
   claimed: boolean;
@@ -24,10 +26,10 @@ export class CallRegistry extends DurableObject {
 
   private async load(): Promise<void> {
     this.loaded ??= (async () => {
-      const stored = await this.ctx.storage.list<{ deadline: number; claimed: boolean; state: State }>({ prefix: "call:" });
+      const stored = await this.ctx.storage.list<{ nonce: string; deadline: number; claimed: boolean; state: State }>({ prefix: "call:" });
       for (const [k, v] of stored) {
         // A record that survived an eviction has lost its gateway stream: it can no longer be live.
-        this.calls.set(k.slice(5), { deadline: v.deadline, claimed: v.claimed, state: v.state === "live" ? "ended" : v.state });
+        this.calls.set(k.slice(5), { nonce: v.nonce, deadline: v.deadline, claimed: v.claimed, state: v.state === "live" ? "ended" : v.state });
       }
     })();
     return this.loaded;
@@ -39,13 +41,13 @@ export class CallRegistry extends DurableObject {
     await this.load();
     const url = new URL(request.url);
     if (url.pathname !== "/watch" || request.method !== "POST") return new Response("not found", { status: 404 });
-    const { key, deadline } = (await request.json()) as { key: string; deadline: number };
+    const { key, nonce, deadline } = (await request.json()) as { key: string; nonce: string; deadline: number };
     const existing = this.calls.get(key);
     if (existing !== undefined && existing.state === "live") return new Response("in flight", { status: 409 });
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const notify = writable.getWriter();
     // A finished call's id may be reused by a new call (ids are per client session); that call starts unclaimed.
-    const record: CallRecord = { deadline, state: "live", claimed: false, notify };
+    const record: CallRecord = { nonce, deadline, state: "live", claimed: false, notify };
     this.calls.set(key, record);
     await this.persist(key, record);
     await this.scheduleAlarm();
@@ -54,11 +56,11 @@ export class CallRegistry extends DurableObject {
   }
 
   /** The gateway is done with the call (answered, caller left, timed out). */
-  async end(key: string): Promise<void> {
+  async end(key: string, nonce: string): Promise<void> {
     this.served++;
     await this.load();
     const record = this.calls.get(key);
-    if (record === undefined || record.state !== "live") return;
+    if (record === undefined || record.state !== "live" || record.nonce !== nonce) return;
     record.state = "ended";
     this.close(record);
     await this.persist(key, record);
@@ -77,11 +79,11 @@ export class CallRegistry extends DurableObject {
   }
 
   /** The send gate's single permission: true once per call, and only while the call is live. */
-  async claim(key: string): Promise<boolean> {
+  async claim(key: string, nonce: string): Promise<boolean> {
     this.served++;
     await this.load();
     const record = this.calls.get(key);
-    if (record === undefined || record.state !== "live" || record.claimed || Date.now() >= record.deadline) return false;
+    if (record === undefined || record.nonce !== nonce || record.state !== "live" || record.claimed || Date.now() >= record.deadline) return false;
     record.claimed = true;
     await this.persist(key, record);
     return true;
@@ -127,7 +129,7 @@ export class CallRegistry extends DurableObject {
   }
 
   private async persist(key: string, r: CallRecord): Promise<void> {
-    await this.ctx.storage.put(`call:${key}`, { deadline: r.deadline, claimed: r.claimed, state: r.state });
+    await this.ctx.storage.put(`call:${key}`, { nonce: r.nonce, deadline: r.deadline, claimed: r.claimed, state: r.state });
   }
 
   private async scheduleAlarm(): Promise<void> {

@@ -12,7 +12,7 @@ export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789 };
 
 /** The processes of the whole stack; each is one `wrangler dev` over one or more configs. */
 export const STACK = [
-  { name: "gateway", port: PORTS.gateway, configs: ["wrangler.toml", "bundles/echo/wrangler.toml"] },
+  { name: "gateway", port: PORTS.gateway, configs: ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"] },
   { name: "approvals", port: PORTS.approvals, configs: ["bundles/approvals/wrangler.toml"] },
   { name: "fakes", port: PORTS.fakes, configs: ["test/fakes/wrangler.toml"] },
 ];
@@ -76,13 +76,20 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
       env: { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const onData = (chunk) => {
-      const text = chunk.toString();
-      logs.push(`[${p.name}] ${text}`);
-      if (!quiet) process.stdout.write(text.split("\n").map((l) => (l ? `[${p.name}] ${l}` : l)).join("\n"));
+    // Whole lines only, each with its process's name, so a log scan can tell who wrote what.
+    const lineLogger = () => {
+      let partial = "";
+      return (chunk) => {
+        const lines = (partial + chunk.toString()).split("\n");
+        partial = lines.pop() ?? "";
+        for (const line of lines) {
+          logs.push(`[${p.name}] ${line}\n`);
+          if (!quiet) process.stdout.write(`[${p.name}] ${line}\n`);
+        }
+      };
     };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
+    child.stdout.on("data", lineLogger());
+    child.stderr.on("data", lineLogger());
     children.push({ ...p, port, child });
   }
   const deadline = Date.now() + timeoutMs;

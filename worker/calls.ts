@@ -16,7 +16,7 @@ function stubFor(ns: DurableObjectNamespace<CallRegistry>, scope: string): Durab
 
 /** Registers the call; `abort` fires with the reason when the record is cancelled or reaches its deadline. */
 export async function watchCall(ns: DurableObjectNamespace<CallRegistry>, ref: CallRef, deadline: number, abort: (reason: AbortReason) => void, timeoutMs: number): Promise<WatchResult> {
-  const response = await stubFor(ns, ref.scope).fetch("https://calls/watch", { method: "POST", body: JSON.stringify({ key: ref.key, deadline }) });
+  const response = await stubFor(ns, ref.scope).fetch("https://calls/watch", { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline }) });
   if (response.status === 409) return { ok: false, inFlight: true };
   if (!response.ok || response.body === null) return { ok: false, inFlight: false };
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -56,7 +56,7 @@ export async function watchCall(ns: DurableObjectNamespace<CallRegistry>, ref: C
 }
 
 export function endCall(ns: DurableObjectNamespace<CallRegistry>, ref: CallRef): Promise<void> {
-  return stubFor(ns, ref.scope).end(ref.key);
+  return stubFor(ns, ref.scope).end(ref.key, ref.nonce);
 }
 
 export function cancelCall(ns: DurableObjectNamespace<CallRegistry>, scope: string, key: string): Promise<boolean> {

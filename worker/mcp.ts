@@ -1,7 +1,7 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
 import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext } from "@modelcontextprotocol/server";
-import { CHANNEL_META_KEY } from "../bundles/kit/channel";
+import { type CallRef, CHANNEL_META_KEY } from "../bundles/kit/channel";
 import type { CallRegistry } from "../durable-objects/call-registry";
 import type { Caller } from "./auth";
 import { endCall, requestKey, watchCall } from "./calls";
@@ -160,7 +160,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
 
   const meta: Record<string, unknown> = {};
   let stopWatch: (() => void) | undefined;
-  let registered: { scope: string; key: string } | undefined;
+  let registered: CallRef | undefined;
   try {
     const headers = serverHeaders(gw, server);
     // The gateway's own progress token: always on a confirmed call (its keepalives ride on it), otherwise only
@@ -169,7 +169,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     const ownToken = isGated(server) || callerToken !== undefined ? `strad-${crypto.randomUUID()}` : undefined;
     if (ownToken !== undefined) meta.progressToken = ownToken;
     if (isGated(server)) {
-      const ref = { scope: gw.caller.id, key: requestKey(call.id) };
+      const ref = { scope: gw.caller.id, key: requestKey(call.id), nonce: crypto.randomUUID() };
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
       meta[CHANNEL_META_KEY] = channel;
       if (channel !== undefined && !("refused" in channel)) {
@@ -206,6 +206,8 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     return answer.result;
   } finally {
     clearTimeout(timer);
+    // Whatever ended the call, its upstream request ends with it: nothing of it may outlive the answer.
+    abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the call has ended" }));
     call.signal.removeEventListener("abort", onCallerGone);
     stopWatch?.();
     if (registered !== undefined) gw.waitUntil(endCall(gw.env.CALLS, registered).catch(() => {}));

@@ -35,7 +35,11 @@ export const ServerSchema = z
     slug: z.string().regex(SLUG, "must be lower-case letters, digits and single hyphens").describe("Name of the mount, used in ?servers= and in tool-name prefixes."),
     kind: z.enum(["bundle", "remote-http"]).describe("bundle: a service-bound Worker; remote-http: an MCP server reached over fetch."),
     bundle: z.string().regex(ENV_NAME, "must be a service binding name").optional().describe("Service binding of the bundle Worker (kind: bundle)."),
-    path: z.string().regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must start with "/"').optional().describe("Mount path inside the bundle (kind: bundle)."),
+    path: z
+      .string()
+      .regex(/^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$|^\/$/, 'must be "/" or "/"-separated segments of letters, digits, "._~-", with no empty, "." or ".." segment')
+      .optional()
+      .describe("Mount path inside the bundle (kind: bundle)."),
     url: z.string().url().optional().describe("Endpoint of the remote MCP server (kind: remote-http)."),
     entitlements: z.array(z.string().min(1)).min(1).describe("Roles that may see and call this server; a caller needs one of them."),
     timeoutMs: z.number().int().min(1000).max(3_600_000).default(120_000).describe("Bound on the hop to the server; past it the upstream request is aborted."),

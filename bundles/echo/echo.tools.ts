@@ -115,7 +115,7 @@ export function echoServer(mount: string): McpServer {
       if (call === undefined) return { content: [{ type: "text", text: "this call has no record to claim" }], isError: true };
       const ns = currentScope().env.CALLS as DurableObjectNamespace<CallRegistry>;
       const stub = ns.get(ns.idFromName(call.scope));
-      const results = await Promise.all(Array.from({ length: n }, () => stub.claim(call.key)));
+      const results = await Promise.all(Array.from({ length: n }, () => stub.claim(call.key, call.nonce)));
       const won = results.filter(Boolean).length;
       return { content: [{ type: "text", text: String(won) }], structuredContent: { won } };
     },

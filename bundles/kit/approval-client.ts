@@ -118,7 +118,10 @@ export async function requestApproval(req: ApprovalRequest): Promise<ApprovalRes
     if (!created.ok) return created;
     const requestId = requestIdOf(created.body, ownId);
     if (requestId === undefined) return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the request id it named is not usable" } };
-    const pollUrl = `${base.endsWith("/") ? base : `${base}/`}${requestId}`;
+    // The request id goes at the end of the path, never into a query the channel URL may carry.
+    const poll = new URL(base);
+    poll.pathname = `${poll.pathname.endsWith("/") ? poll.pathname : `${poll.pathname}/`}${requestId}`;
+    const pollUrl = poll.href;
 
     for (let poll = 0; poll < MAX_POLLS; poll++) {
       if (poll > 0) {

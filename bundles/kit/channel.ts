@@ -4,10 +4,15 @@ import { z } from "zod";
 
 export const CHANNEL_META_KEY = "dev.strad/elicitation";
 
-/** Where the call's record lives, so the send gate can claim it exactly once. */
+/**
+ * Where the call's record lives, so the send gate can claim it exactly once. `key` is the caller's request id
+ * (what a cancel names); `nonce` is the gateway's own per-call value, so a late call cannot claim a newer
+ * call that reuses its request id.
+ */
 export const CallRefSchema = z.strictObject({
   scope: z.string().min(1),
   key: z.string().min(1),
+  nonce: z.string().min(16),
 });
 export type CallRef = z.infer<typeof CallRefSchema>;
 

@@ -29,7 +29,7 @@ export async function claimCall(env: Record<string, unknown>, ref: CallRef): Pro
   const ns = env.CALLS as DurableObjectNamespace<CallRegistry> | undefined;
   if (ns === undefined || typeof ns.idFromName !== "function") return false;
   try {
-    return (await ns.get(ns.idFromName(ref.scope)).claim(ref.key)) === true;
+    return (await ns.get(ns.idFromName(ref.scope)).claim(ref.key, ref.nonce)) === true;
   } catch {
     return false;
   }

@@ -17,7 +17,7 @@ interface MetaReport {
     headers: Record<string, string>;
     refused: string | null;
     skip: boolean | null;
-    call: { scope: string; key: string } | null;
+    call: { scope: string; key: string; nonce: string } | null;
   };
 }
 
@@ -49,7 +49,7 @@ describe("which slugs receive the channel", () => {
       urlSha256: await sha256(APPROVAL_URL),
       ttlMs: 120_000 - 15_000,
       refused: null,
-      call: { scope: "dev-session", key: "n:1" },
+      call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" },
       headers: {
         "CF-Access-Client-Id": await sha256(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_ID as string),
         "CF-Access-Client-Secret": await sha256(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_SECRET as string),

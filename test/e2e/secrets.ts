@@ -9,7 +9,8 @@ function devSecrets(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of readFileSync(join(ROOT, ".dev.vars.example"), "utf8").split("\n")) {
     const m = /^([A-Z0-9_]+)="(.*)"$/.exec(line.trim());
-    if (m && (m[2] as string).length >= 16) out[m[1] as string] = m[2] as string;
+    // A client id names a service token; its secret half is what must never be printed.
+    if (m && (m[2] as string).length >= 16 && !(m[1] as string).endsWith("CLIENT_ID")) out[m[1] as string] = m[2] as string;
   }
   const approvals = readFileSync(join(ROOT, "bundles/approvals/wrangler.toml"), "utf8");
   for (const m of approvals.matchAll(/^(SESSION_SECRET|OPERATOR_TOKEN|ACCESS_CLIENT_SECRET)\s*=\s*"(.+)"$/gm)) out[`approvals ${m[1]}`] = m[2] as string;

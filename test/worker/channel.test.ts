@@ -7,7 +7,7 @@ import { type Roster, type ServerEntry, validateRoster } from "../../worker/rost
 
 const PREFIX = "https://zimmer.tadasant.com/api/v1/elicitations/session/";
 const URL_OK = `${PREFIX}tok-S3CRET`;
-const CALL = { scope: "caller:s1", key: "req-1" };
+const CALL = { scope: "caller:s1", key: "req-1", nonce: "test-nonce-0123456789" };
 
 function roster(): Roster {
   const result = validateRoster({

@@ -78,8 +78,8 @@ const REFUSALS: { label: string; channel: unknown; env: Record<string, unknown>;
 ];
 
 function channelFor(kind: unknown): unknown {
-  if (kind === "ask") return { slug: "contract", url: "http://127.0.0.1:9/approvals/", ttlMs: 5_000, headers: {}, call: { scope: "contract", key: "n:1" } };
-  if (kind === "skip") return { slug: "contract", skip: true, ttlMs: 5_000, call: { scope: "contract", key: "n:1" } };
+  if (kind === "ask") return { slug: "contract", url: "http://127.0.0.1:9/approvals/", ttlMs: 5_000, headers: {}, call: { scope: "contract", key: "n:1", nonce: "test-nonce-0123456789" } };
+  if (kind === "skip") return { slug: "contract", skip: true, ttlMs: 5_000, call: { scope: "contract", key: "n:1", nonce: "test-nonce-0123456789" } };
   return kind;
 }
 

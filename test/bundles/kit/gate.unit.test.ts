@@ -22,7 +22,7 @@ function scopeWith(call: Partial<CallState> | undefined, env: Record<string, unk
   return { mount: "m", signal, waitUntil: () => {}, env, call: call === undefined ? undefined : { ...base, ...call } };
 }
 
-const ask = (key?: string) => ({ kind: "ask" as const, channel: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1000, headers: {}, ...(key ? { call: { scope: "c", key } } : {}) } });
+const ask = (key?: string) => ({ kind: "ask" as const, channel: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1000, headers: {}, ...(key ? { call: { scope: "c", key, nonce: "test-nonce-0123456789" } } : {}) } });
 
 async function refusalOf(p: Promise<unknown>): Promise<string> {
   try {

@@ -41,7 +41,7 @@ beforeEach(() => {
 /** A call the gateway registered as live, with an ask channel to a fresh hostile route. */
 function live(key: string, url: string, over: Record<string, unknown> = {}) {
   calls.live("dev-session", key);
-  return askChannel(url, { call: { scope: "dev-session", key }, ...over });
+  return askChannel(url, { call: { scope: "dev-session", key, nonce: "test-nonce-0123456789" }, ...over });
 }
 
 const writes = () => recorder.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>);
@@ -75,7 +75,7 @@ describe("refusing before anything is read or written", () => {
   ])("refuses with %s, repeating the reason", async (_label, channel, extraEnv, reason) => {
     const name = route();
     const url = hostile.route(name, { poll: () => ACCEPT });
-    const ch = channel === "ask" ? live("n:1", url) : channel === "skip" ? { slug: "w", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:1" } } : channel;
+    const ch = channel === "ask" ? live("n:1", url) : channel === "skip" ? { slug: "w", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" } } : channel;
     let reads = 0;
     const messages = store.messages;
     store.messages = new Proxy(messages, {
@@ -171,7 +171,7 @@ describe("asking", () => {
 
   it("answers a waiver with accept inside the bundle: nobody is asked, the write happens once", async () => {
     calls.live("dev-session", "n:9");
-    const answer = await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "lunch" }, channel: { slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:9" } }, env });
+    const answer = await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "lunch" }, channel: { slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:9", nonce: "test-nonce-0123456789" } }, env });
     expect(answer.text).toBe("deleted 1");
     expect(writes()).toEqual([{ kind: "delete", uids: [2] }]);
     expect(calls.claims).toEqual([{ scope: "dev-session", key: "n:9", won: true }]);

@@ -50,7 +50,7 @@ describe("reading the gateway's entry", () => {
   it("tells ask, skip, refused and absent apart", () => {
     const url = "http://127.0.0.1:8790/scripted/a/";
     expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", url, ttlMs: 5, headers: {} } })).toMatchObject({ kind: "ask", channel: { url } });
-    expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", skip: true, ttlMs: 5, call: { scope: "a", key: "n:1" } } })).toMatchObject({ kind: "skip" });
+    expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", skip: true, ttlMs: 5, call: { scope: "a", key: "n:1", nonce: "test-nonce-0123456789" } } })).toMatchObject({ kind: "skip" });
     expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", refused: "why" } })).toEqual({ kind: "refused", reason: "why" });
     expect(readChannel({ progressToken: 1 })).toEqual({ kind: "none" });
     expect(readChannel(undefined)).toEqual({ kind: "none" });

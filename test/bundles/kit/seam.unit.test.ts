@@ -58,7 +58,7 @@ describe("getClientCapabilities()", () => {
   });
 
   it("reports support with a waiver, whose elicitInput() accepts without asking anyone", async () => {
-    const answer = await send({ slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:1" } });
+    const answer = await send({ slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" } });
     expect(answer.text).toBe("sent");
     expect(recorder.requests).toHaveLength(1);
   });
