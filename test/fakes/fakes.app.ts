@@ -4,6 +4,7 @@
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { z } from "zod";
+import { gmailFake } from "./gmail/gmail.fake";
 
 interface RecordedEvent {
   at: number;
@@ -56,6 +57,7 @@ app.delete("/recorder/events", (c) => {
 app.all("/remote/mcp", (c) => remote.fetch(c.req.raw));
 // Fails with a body that must never reach a caller.
 app.post("/remote/broken", () => new Response("upstream-secret-body: sk_live_do_not_leak", { status: 502 }));
+app.route("/gmail", gmailFake.app);
 app.get("/healthz", (c) => c.json({ ok: true }));
 app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
 export default app;

@@ -1,0 +1,204 @@
+// Attachments are fetched or decoded before anyone is asked, so bad input fails without a prompt and the
+// prompt lists the files that will actually go out (seed 000). A URL is one the model wrote, fetched from the
+// bundle's network position, so only URLs under an operator-listed prefix are fetched (see README).
+import { checkPrefix, isLoopbackHost } from "../../worker/elicitation-url";
+import { InputError, MIME_TYPE } from "./google.mime";
+
+export const MAX_ATTACHMENTS = 10;
+/** All attachments together, decoded: keeps the encoded message under Gmail's 25 MB attachment limit. */
+export const MAX_ATTACHMENT_BYTES = 18 * 1024 * 1024;
+export const DOWNLOAD_TIMEOUT_MS = 30_000;
+export const MAX_FILENAME_CHARS = 120;
+
+export interface AttachmentSpec {
+  filename?: string;
+  url?: string;
+  content_base64?: string;
+  mime_type?: string;
+}
+
+export interface Attachment {
+  filename: string;
+  mimeType: string;
+  bytes: Uint8Array;
+  sha256: string;
+}
+
+export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
+
+// Controls, line and paragraph separators, bidi marks and overrides, zero-width and invisible fillers: each
+// could forge a line in the prompt or disguise an extension ("invoice\u202Efdp.exe"). Path separators and
+// quotes would change where a name points or break its MIME parameter.
+const UNSAFE_IN_NAME = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb/\\"]/gu;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The name that goes out and that the person sees: unsafe characters become "_", never dropped silently. */
+export function sanitizeFilename(name: string): string {
+  let clean = name.replace(LONE_SURROGATE, "_").replace(UNSAFE_IN_NAME, "_").trim();
+  // A name of only dots would read as a path; an empty one as nothing at all.
+  if (/^\.*$/.test(clean)) clean = "attachment";
+  const chars = [...clean];
+  if (chars.length <= MAX_FILENAME_CHARS) return clean;
+  // Keep the extension visible when cutting a long name.
+  const dot = clean.lastIndexOf(".");
+  const ext = dot > 0 && clean.length - dot <= 16 ? clean.slice(dot) : "";
+  return `${chars.slice(0, MAX_FILENAME_CHARS - [...ext].length - 1).join("")}…${ext}`;
+}
+
+/** The operator's list of URL prefixes attachments may be fetched from; entries that are not valid prefixes are dropped. */
+export function attachmentUrlPrefixes(env: Record<string, unknown>): string[] {
+  const raw = env.GMAIL_ATTACHMENT_URL_PREFIXES;
+  if (typeof raw !== "string") return [];
+  return raw.split(/[\s,]+/).filter((p) => p !== "" && checkPrefix(p) === undefined);
+}
+
+/** Whether a caller's URL may be fetched: http(s), no userinfo, no encoded separators, strictly under a prefix. */
+export function checkAttachmentUrl(raw: string, prefixes: readonly string[]): { ok: true; url: URL } | { ok: false; why: string } {
+  if (prefixes.length === 0) return { ok: false, why: "this bundle fetches no attachment URLs (GMAIL_ATTACHMENT_URL_PREFIXES is empty); send the file as content_base64" };
+  if (/[\s\\#\u0000-\u001f\u007f]/.test(raw)) return { ok: false, why: "an attachment URL contains whitespace, a backslash, a fragment or a control character" };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, why: "an attachment URL is not an absolute URL" };
+  }
+  const authority = /^[a-z][a-z0-9+.-]*:\/*([^/?]*)/i.exec(raw)?.[1] ?? "";
+  if (url.username !== "" || url.password !== "" || authority.includes("@")) return { ok: false, why: "an attachment URL carries userinfo" };
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
+    return { ok: false, why: "an attachment URL must be https (plain http only for a loopback host)" };
+  }
+  if (/%2f|%5c|%2e|%25/i.test(url.pathname)) return { ok: false, why: "an attachment URL's path contains an encoded separator, dot or percent sign" };
+  for (const prefix of prefixes) {
+    const p = new URL(prefix);
+    if (url.protocol === p.protocol && url.host === p.host && url.pathname.startsWith(p.pathname) && url.pathname.length > p.pathname.length) return { ok: true, url };
+  }
+  return { ok: false, why: "an attachment URL is not under any of GMAIL_ATTACHMENT_URL_PREFIXES" };
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function decodeBase64(text: string): Uint8Array {
+  const compact = text.replace(/[\r\n ]/g, "").replaceAll("-", "+").replaceAll("_", "/");
+  if (!BASE64.test(compact) || compact.length % 4 === 1) throw new InputError("an attachment's content_base64 is not valid base64");
+  const padded = compact.padEnd(compact.length + ((4 - (compact.length % 4)) % 4), "=");
+  let binary: string;
+  try {
+    binary = atob(padded);
+  } catch {
+    throw new InputError("an attachment's content_base64 is not valid base64");
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+const BY_EXTENSION: Record<string, string> = {
+  pdf: "application/pdf", txt: "text/plain", csv: "text/csv", html: "text/html", json: "application/json", png: "image/png",
+  jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", zip: "application/zip", ics: "text/calendar",
+};
+
+function mimeTypeOf(filename: string, declared: string | undefined, served: string | null): string {
+  if (declared !== undefined) return declared.toLowerCase();
+  const fromServer = served?.split(";")[0]?.trim();
+  if (fromServer !== undefined && MIME_TYPE.test(fromServer)) return fromServer.toLowerCase();
+  return BY_EXTENSION[filename.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
+}
+
+function nameFromUrl(url: URL): string {
+  const last = url.pathname.split("/").pop() ?? "";
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** Reads at most `cap` bytes; one byte more and the download is refused. */
+async function readCapped(response: Response, cap: number): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > cap) {
+    await response.body?.cancel().catch(() => {});
+    throw new InputError(`the attachments are larger than ${MAX_ATTACHMENT_BYTES} bytes in all`);
+  }
+  const reader = response.body?.getReader();
+  if (reader === undefined) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > cap) {
+      await reader.cancel().catch(() => {});
+      throw new InputError(`the attachments are larger than ${MAX_ATTACHMENT_BYTES} bytes in all`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+async function download(url: URL, cap: number, signal: AbortSignal, doFetch: Fetch): Promise<{ bytes: Uint8Array; type: string | null }> {
+  let response: Response;
+  try {
+    // No redirect is followed: a URL under an allowed prefix must not lead the fetch anywhere else.
+    response = await doFetch(url.href, { method: "GET", redirect: "manual", signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]) });
+  } catch {
+    throw new InputError(signal.aborted ? "the call was dropped while an attachment was downloading" : "an attachment URL could not be fetched");
+  }
+  if ((response.type as string) === "opaqueredirect" || response.status < 200 || response.status > 299) {
+    await response.body?.cancel().catch(() => {});
+    throw new InputError(`an attachment URL answered HTTP ${response.status}${response.status >= 300 && response.status < 400 ? ", a redirect, which is never followed" : ""}`);
+  }
+  try {
+    return { bytes: await readCapped(response, cap), type: response.headers.get("content-type") };
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError("an attachment URL's body could not be read");
+  }
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Decodes or downloads every attachment, in order; throws an InputError naming the first problem. */
+export async function materialize(specs: readonly AttachmentSpec[], env: Record<string, unknown>, signal: AbortSignal, doFetch: Fetch = (i, init) => fetch(i, init)): Promise<Attachment[]> {
+  if (specs.length > MAX_ATTACHMENTS) throw new InputError(`at most ${MAX_ATTACHMENTS} attachments can be sent`);
+  // Check every spec before fetching anything, so one bad entry costs no download.
+  const checked = specs.map((spec) => {
+    if ((spec.url === undefined) === (spec.content_base64 === undefined)) throw new InputError("each attachment needs exactly one of url and content_base64");
+    if (spec.mime_type !== undefined && !MIME_TYPE.test(spec.mime_type)) throw new InputError("an attachment's mime_type is not a MIME type (type/subtype)");
+    if (spec.url !== undefined) {
+      const verdict = checkAttachmentUrl(spec.url, attachmentUrlPrefixes(env));
+      if (!verdict.ok) throw new InputError(verdict.why);
+      return { spec, url: verdict.url };
+    }
+    if (spec.filename === undefined || spec.filename.trim() === "") throw new InputError("an attachment given as content_base64 needs a filename");
+    return { spec, url: undefined };
+  });
+  const out: Attachment[] = [];
+  let total = 0;
+  for (const { spec, url } of checked) {
+    let bytes: Uint8Array;
+    let served: string | null = null;
+    if (url !== undefined) {
+      const got = await download(url, MAX_ATTACHMENT_BYTES - total, signal, doFetch);
+      bytes = got.bytes;
+      served = got.type;
+    } else {
+      bytes = decodeBase64(spec.content_base64 as string);
+      if (total + bytes.byteLength > MAX_ATTACHMENT_BYTES) throw new InputError(`the attachments are larger than ${MAX_ATTACHMENT_BYTES} bytes in all`);
+    }
+    total += bytes.byteLength;
+    const filename = sanitizeFilename(spec.filename ?? (url === undefined ? "" : nameFromUrl(url)));
+    out.push({ filename, mimeType: mimeTypeOf(filename, spec.mime_type, served), bytes, sha256: await sha256(bytes) });
+  }
+  return out;
+}

@@ -1,0 +1,192 @@
+// The mailbox object the tools are handed: the mount's Gmail client, its reads tied to the call's signal,
+// and its writes through the kit's send gate. sendMessage and sendDraft refuse outside an approved, live,
+// claimed call, and only for the exact message the approval covers (seed 000, "A dropped call never sends").
+import { z } from "zod";
+import { callRefOf } from "../kit/confirm";
+import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
+import { claimCall, type Fetcher, GateRefusal, gatedWrite } from "../kit/gate";
+import { type Approval, currentScope } from "../kit/scope";
+import { checkStatus, credentialsFor, endpointsFor, GmailClient, GmailError, readJson } from "./google.client";
+import { base64UrlEncode } from "./google.mime";
+
+/** Gmail's own ids (messages, threads, drafts, labels): nothing that could change a request path. */
+export const GMAIL_ID = /^[A-Za-z0-9_-]{1,256}$/;
+/** Above this the message goes to the media upload URI rather than as inline JSON (seed 000). */
+export const UPLOAD_THRESHOLD_BYTES = 5 * 1024 * 1024;
+const ME = "/gmail/v1/users/me";
+
+export interface GmailHeader {
+  name: string;
+  value: string;
+}
+export interface GmailPart {
+  partId?: string;
+  mimeType?: string;
+  filename?: string;
+  headers?: GmailHeader[];
+  body?: { size?: number; data?: string; attachmentId?: string };
+  parts?: GmailPart[];
+}
+
+const HeaderSchema = z.object({ name: z.string(), value: z.string() });
+const PartSchema: z.ZodType<GmailPart> = z.lazy(() =>
+  z.object({
+    partId: z.string().optional(),
+    mimeType: z.string().optional(),
+    filename: z.string().optional(),
+    headers: z.array(HeaderSchema).optional(),
+    body: z.object({ size: z.number().optional(), data: z.string().optional(), attachmentId: z.string().optional() }).optional(),
+    parts: z.array(PartSchema).max(500).optional(),
+  }),
+);
+const Id = z.string().regex(GMAIL_ID);
+export const MessageSchema = z.object({
+  id: Id,
+  threadId: Id,
+  labelIds: z.array(z.string()).optional(),
+  snippet: z.string().optional(),
+  internalDate: z.string().optional(),
+  sizeEstimate: z.number().optional(),
+  payload: PartSchema.optional(),
+});
+export type GmailMessage = z.infer<typeof MessageSchema>;
+const MessageRefSchema = z.object({ id: Id, threadId: Id });
+const ListSchema = z.object({ messages: z.array(MessageRefSchema).optional(), nextPageToken: z.string().optional(), resultSizeEstimate: z.number().optional() });
+const ThreadSchema = z.object({ id: Id, messages: z.array(MessageSchema).optional() });
+export const DraftSchema = z.object({ id: Id, message: MessageSchema });
+export type GmailDraft = z.infer<typeof DraftSchema>;
+const DraftListSchema = z.object({ drafts: z.array(z.object({ id: Id, message: MessageRefSchema })).optional(), nextPageToken: z.string().optional(), resultSizeEstimate: z.number().optional() });
+const ProfileSchema = z.object({ emailAddress: z.string().min(3).max(320) });
+
+function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new GmailError("Gmail gave an answer of an unexpected shape");
+  return result.data;
+}
+
+/** Approvals that have already sent: one approved call sends once, even if the tool asked twice. */
+const spent = new WeakSet<Approval>();
+
+export type ListQuery = { q?: string; labelIds?: readonly string[]; maxResults: number; pageToken?: string };
+
+export class Mailbox {
+  constructor(
+    readonly client: GmailClient,
+    private readonly write: Fetcher = gatedWrite,
+  ) {}
+
+  /** The mailbox of the mount this call was routed to, built from that mount's own credentials only. */
+  static forCurrentCall(write: Fetcher = gatedWrite): Mailbox {
+    const scope = currentScope();
+    const credentials = credentialsFor(scope.mount, scope.env);
+    if (!credentials.ok) throw new GmailError(`this mount has no Gmail credentials: ${credentials.missing} is not set`);
+    return new Mailbox(new GmailClient(scope.mount, credentials.credentials, endpointsFor(scope.env)), write);
+  }
+
+  private get signal(): AbortSignal {
+    return currentScope().signal;
+  }
+
+  /** The mailbox's own address, as Gmail reports it. */
+  async address(): Promise<string> {
+    return parsed(ProfileSchema, await this.client.get(`${ME}/profile`, {}, this.signal)).emailAddress;
+  }
+
+  async listMessages(query: ListQuery) {
+    return parsed(ListSchema, await this.client.get(`${ME}/messages`, { q: query.q, labelIds: query.labelIds, maxResults: String(query.maxResults), pageToken: query.pageToken }, this.signal));
+  }
+
+  async getMessage(id: string, format: "full" | "metadata", metadataHeaders?: readonly string[]): Promise<GmailMessage> {
+    return parsed(MessageSchema, await this.client.get(`${ME}/messages/${checkId(id)}`, { format, metadataHeaders }, this.signal));
+  }
+
+  async getThread(id: string) {
+    return parsed(ThreadSchema, await this.client.get(`${ME}/threads/${checkId(id)}`, { format: "full" }, this.signal));
+  }
+
+  async listDrafts(query: ListQuery) {
+    return parsed(DraftListSchema, await this.client.get(`${ME}/drafts`, { q: query.q, maxResults: String(query.maxResults), pageToken: query.pageToken }, this.signal));
+  }
+
+  async getDraft(id: string, format: "full" | "metadata" = "full"): Promise<GmailDraft> {
+    return parsed(DraftSchema, await this.client.get(`${ME}/drafts/${checkId(id)}`, { format }, this.signal));
+  }
+
+  /** Creates a draft; no one is asked (a draft goes nowhere), but the request still goes through the gate. */
+  async createDraft(raw: Uint8Array, threadId: string | undefined): Promise<{ id: string; messageId: string }> {
+    if (raw.byteLength > UPLOAD_THRESHOLD_BYTES) throw new GmailError(`a draft larger than ${UPLOAD_THRESHOLD_BYTES} bytes cannot be created here; send_email sends large messages directly`);
+    const body = JSON.stringify({ message: { raw: base64UrlEncode(raw), ...(threadId === undefined ? {} : { threadId: checkId(threadId) }) } });
+    const draft = parsed(DraftSchema.extend({ message: MessageRefSchema }), await this.post(this.client.url(`${ME}/drafts`), "application/json", body));
+    return { id: draft.id, messageId: draft.message.id };
+  }
+
+  /** Sends a composed message: inline JSON up to 5 MB, Gmail's upload URI above. */
+  async sendMessage(raw: Uint8Array, threadId: string | undefined, approved: FingerprintInput): Promise<{ id: string; threadId: string }> {
+    if (threadId !== undefined) checkId(threadId);
+    await this.assertMaySend(approved);
+    if (raw.byteLength <= UPLOAD_THRESHOLD_BYTES) {
+      const body = JSON.stringify({ raw: base64UrlEncode(raw), ...(threadId === undefined ? {} : { threadId }) });
+      return parsed(MessageRefSchema, await this.post(this.client.url(`${ME}/messages/send`), "application/json", body));
+    }
+    if (threadId === undefined) {
+      return parsed(MessageRefSchema, await this.post(this.client.url(`/upload${ME}/messages/send`, { uploadType: "media" }), "message/rfc822", raw));
+    }
+    // A reply needs its threadId beside the message: multipart upload carries both.
+    const boundary = `upload-${crypto.randomUUID()}`;
+    const head = new TextEncoder().encode(`--${boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n${JSON.stringify({ threadId })}\r\n--${boundary}\r\nContent-Type: message/rfc822\r\n\r\n`);
+    const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`);
+    const body = new Uint8Array(head.byteLength + raw.byteLength + tail.byteLength);
+    body.set(head, 0);
+    body.set(raw, head.byteLength);
+    body.set(tail, head.byteLength + raw.byteLength);
+    return parsed(MessageRefSchema, await this.post(this.client.url(`/upload${ME}/messages/send`, { uploadType: "multipart" }), `multipart/related; boundary=${boundary}`, body));
+  }
+
+  async sendDraft(draftId: string, approved: FingerprintInput): Promise<{ id: string; threadId: string }> {
+    checkId(draftId);
+    await this.assertMaySend(approved);
+    return parsed(MessageRefSchema, await this.post(this.client.url(`${ME}/drafts/send`), "application/json", JSON.stringify({ id: draftId })));
+  }
+
+  /**
+   * Refuses unless this call is live, a person (or the slug's waiver) approved exactly this message, and the
+   * call wins its single claim. Runs before the token is minted, so a refused send makes no request at all.
+   */
+  private async assertMaySend(approved: FingerprintInput): Promise<void> {
+    const scope = currentScope();
+    const call = scope.call;
+    const dropped = () => new GateRefusal("CALL_DROPPED", "the call was dropped before the send started; nothing was sent");
+    if (scope.signal.aborted) throw dropped();
+    const approval = call?.approval;
+    if (call === undefined || approval === undefined || !approval.approved) throw new GateRefusal("NOT_APPROVED", "no approval covers this send; nothing was sent");
+    if ((await fingerprint(approved)) !== approval.fingerprint) throw new GateRefusal("NOT_APPROVED", "the approval covers a different message; nothing was sent");
+    if (spent.has(approval)) throw new GateRefusal("CLAIM_FAILED", "this call has already sent once; nothing more was sent");
+    const ref = callRefOf(call.channel);
+    if (ref === undefined) throw new GateRefusal("NO_CALL_RECORD", "the call carries no record to claim, so it cannot send safely; nothing was sent");
+    approval.claimed ??= claimCall(scope.env, ref);
+    if (!(await approval.claimed)) throw new GateRefusal("CLAIM_FAILED", "the call is no longer live or was already used for a send; nothing was sent");
+    if (scope.signal.aborted) throw dropped();
+    spent.add(approval);
+  }
+
+  /** Every POST to Gmail: through the send gate, with a token minted for this mount. */
+  private async post(url: string, contentType: string, body: string | Uint8Array): Promise<unknown> {
+    const signal = this.signal;
+    const token = await this.client.accessToken(signal);
+    let response: Response;
+    try {
+      response = await this.write(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": contentType, accept: "application/json" }, body });
+    } catch (error) {
+      if (error instanceof GateRefusal) throw error;
+      throw new GmailError(signal.aborted ? "the call was dropped while the request to Gmail was in flight, so whether Gmail acted on it is unknown" : "Gmail could not be reached");
+    }
+    if (response.status === 401) this.client.invalidate(token);
+    await checkStatus(response);
+    return readJson(response);
+  }
+}
+
+function checkId(id: string): string {
+  if (!GMAIL_ID.test(id)) throw new GmailError("an id is not a Gmail id (letters, digits, - and _)");
+  return id;
+}

@@ -1,0 +1,327 @@
+// send_email and create_draft: what the caller's arguments resolve to (recipients, subject, the reply's
+// thread, the attachments' bytes, or a saved draft read from Gmail), what the person is shown, what the
+// approval is bound to, and the send itself through the mailbox's gated send.
+import { z } from "zod";
+import type { FingerprintInput } from "../kit/fingerprint";
+import type { Guard } from "../kit/guard";
+import type { PromptSpec, PromptValue } from "../kit/prompt";
+import { currentScope } from "../kit/scope";
+import { type Attachment, type AttachmentSpec, MAX_ATTACHMENTS, materialize, sanitizeFilename } from "./google.attachments";
+import { GmailError } from "./google.client";
+import { attachmentsOf, header } from "./google.format";
+import { GMAIL_ID, Mailbox } from "./google.mailbox";
+import { type Address, buildMime, InputError, MESSAGE_ID, parseAddress } from "./google.mime";
+
+export const MAX_RECIPIENTS = 50;
+const MAX_REFERENCES = 20;
+
+const recipients = (what: string) => z.array(z.string().max(320)).max(MAX_RECIPIENTS).optional().describe(`${what}: "name@example.com" or "Name <name@example.com>", one per entry.`);
+const AttachmentSpecSchema = z.object({
+  filename: z.string().max(255).optional().describe("The file's name as recipients see it. Required with content_base64; defaults to the URL's last path segment."),
+  url: z.string().max(2048).optional().describe("An http(s) URL to fetch the file from; only URLs under the operator's GMAIL_ATTACHMENT_URL_PREFIXES are fetched."),
+  content_base64: z.string().max(4_000_000).optional().describe("The file's bytes, base64-encoded (standard or URL-safe alphabet)."),
+  mime_type: z.string().max(255).optional().describe("The file's MIME type, e.g. application/pdf; guessed from the name when absent."),
+});
+
+const composeShape = {
+  to: recipients("Recipients"),
+  cc: recipients("Cc recipients"),
+  bcc: recipients("Bcc recipients (delivered, but not shown to the others)"),
+  subject: z.string().max(900).optional().describe('Subject line. For a reply it defaults to "Re: " and the original subject.'),
+  text: z.string().max(1_000_000).optional().describe("Plain-text body."),
+  html: z.string().max(1_000_000).optional().describe("HTML body; sent beside the text body when both are given."),
+  reply_to_message_id: z.string().regex(GMAIL_ID).optional().describe("Gmail id of the message this replies to: the reply joins its thread."),
+  attachments: z.array(AttachmentSpecSchema).max(MAX_ATTACHMENTS).optional().describe("Files to attach, each given by url or by content_base64."),
+};
+
+export const CreateDraftSchema = z.object(composeShape);
+export const SendEmailSchema = z.object({
+  ...composeShape,
+  from_draft_id: z.string().regex(GMAIL_ID).optional().describe("Send this saved draft as it stands; no other field may be given with it."),
+});
+export type ComposeArgs = z.infer<typeof CreateDraftSchema>;
+export type SendEmailArgs = z.infer<typeof SendEmailSchema>;
+
+interface Reply {
+  messageId: string;
+  threadId: string;
+  inReplyTo?: string;
+  references?: string;
+}
+
+export interface ComposeTarget {
+  kind: "compose";
+  mount: string;
+  from: string;
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  subject: string;
+  text?: string;
+  html?: string;
+  bodySha256: string;
+  reply?: Reply;
+  attachments: Attachment[];
+}
+
+type DraftView = { readable: true; messageId: string; to: string[]; cc: string[]; bcc: string[]; subject: string; attachments: string[] } | { readable: false; why: string };
+
+export interface DraftTarget {
+  kind: "draft";
+  mount: string;
+  from: string;
+  draftId: string;
+  draft: DraftView;
+}
+
+export type SendTarget = ComposeTarget | DraftTarget;
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Attachments are fetched once per call: the bytes the person approved are the bytes that go out. */
+const downloads = new WeakMap<object, Promise<Attachment[]>>();
+
+function attachmentsFor(args: ComposeArgs, mailboxEnv: Record<string, unknown>, signal: AbortSignal): Promise<Attachment[]> {
+  let pending = downloads.get(args);
+  if (pending === undefined) {
+    pending = materialize((args.attachments ?? []) as AttachmentSpec[], mailboxEnv, signal);
+    downloads.set(args, pending);
+  }
+  return pending;
+}
+
+async function replyTo(mailbox: Mailbox, messageId: string): Promise<{ reply: Reply; subject: string }> {
+  const original = await mailbox.getMessage(messageId, "metadata", ["Subject", "Message-ID", "References"]);
+  const ownId = header(original.payload, "Message-ID")?.trim();
+  const inReplyTo = ownId !== undefined && MESSAGE_ID.test(ownId) ? ownId : undefined;
+  const prior = (header(original.payload, "References") ?? "").split(/\s+/).filter((r) => MESSAGE_ID.test(r));
+  const chain = [...prior, ...(inReplyTo === undefined ? [] : [inReplyTo])].slice(-MAX_REFERENCES);
+  // The original subject is upstream text: one line, no controls, before it can become a header.
+  const originalSubject = (header(original.payload, "Subject") ?? "").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ").trim().slice(0, 800);
+  return {
+    reply: { messageId, threadId: original.threadId, ...(inReplyTo === undefined ? {} : { inReplyTo }), ...(chain.length === 0 ? {} : { references: chain.join(" ") }) },
+    subject: /^re:/i.test(originalSubject) ? originalSubject : `Re: ${originalSubject}`,
+  };
+}
+
+/** The message the arguments describe, with every upstream read and download done. Throws InputError or GmailError. */
+export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox): Promise<ComposeTarget> {
+  const scope = currentScope();
+  const to = (args.to ?? []).map(parseAddress);
+  const cc = (args.cc ?? []).map(parseAddress);
+  const bcc = (args.bcc ?? []).map(parseAddress);
+  if (to.length === 0) throw new InputError("at least one recipient in to is needed");
+  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw new InputError(`at most ${MAX_RECIPIENTS} recipients in all`);
+  if (args.text === undefined && args.html === undefined && (args.attachments ?? []).length === 0) throw new InputError("the message needs a text or html body, or an attachment");
+  if (args.subject !== undefined && /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(args.subject)) throw new InputError("the subject contains a line break or control character");
+  // Attachments first: a bad one fails before Gmail is read at all.
+  const attachments = await attachmentsFor(args, scope.env, scope.signal);
+  const from = await mailbox.address();
+  const replied = args.reply_to_message_id === undefined ? undefined : await replyTo(mailbox, args.reply_to_message_id);
+  return {
+    kind: "compose",
+    mount: scope.mount,
+    from,
+    to,
+    cc,
+    bcc,
+    subject: args.subject ?? replied?.subject ?? "",
+    ...(args.text === undefined ? {} : { text: args.text }),
+    ...(args.html === undefined ? {} : { html: args.html }),
+    bodySha256: await sha256(JSON.stringify([args.text ?? null, args.html ?? null])),
+    ...(replied === undefined ? {} : { reply: replied.reply }),
+    attachments,
+  };
+}
+
+/** Splits an address header into its entries at commas outside quotes and angle brackets. */
+export function splitAddresses(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const out: string[] = [];
+  let current = "";
+  let quoted = false;
+  let angled = false;
+  for (const char of value) {
+    if (char === '"') quoted = !quoted;
+    else if (char === "<" && !quoted) angled = true;
+    else if (char === ">" && !quoted) angled = false;
+    if (char === "," && !quoted && !angled) {
+      out.push(current.trim());
+      current = "";
+    } else current += char;
+  }
+  out.push(current.trim());
+  return out.filter((a) => a !== "").slice(0, 200);
+}
+
+async function resolveDraft(draftId: string, mailbox: Mailbox): Promise<DraftTarget> {
+  const scope = currentScope();
+  const from = await mailbox.address();
+  let draft: DraftView;
+  try {
+    const read = await mailbox.getDraft(draftId, "full");
+    const payload = read.message.payload;
+    draft = {
+      readable: true,
+      messageId: read.message.id,
+      to: splitAddresses(header(payload, "To")),
+      cc: splitAddresses(header(payload, "Cc")),
+      bcc: splitAddresses(header(payload, "Bcc")),
+      subject: header(payload, "Subject") ?? "",
+      attachments: attachmentsOf(payload).map((a) => sanitizeFilename(a.filename)),
+    };
+  } catch (error) {
+    if (!(error instanceof GmailError)) throw error;
+    draft = { readable: false, why: error.message };
+  }
+  return { kind: "draft", mount: scope.mount, from, draftId, draft };
+}
+
+const DRAFT_ONLY_FIELDS = ["to", "cc", "bcc", "subject", "text", "html", "reply_to_message_id", "attachments"] as const;
+
+export async function resolveSend(args: SendEmailArgs): Promise<SendTarget> {
+  return prepared(async () => {
+    const mailbox = Mailbox.forCurrentCall();
+    if (args.from_draft_id === undefined) return resolveCompose(args, mailbox);
+    // A draft send takes no fields of its own: the draft's recipients and files are the ones shown and sent.
+    const extra = DRAFT_ONLY_FIELDS.filter((f) => args[f] !== undefined);
+    if (extra.length > 0) throw new InputError(`from_draft_id sends the draft as it stands, so ${extra.join(", ")} cannot be given with it`);
+    return resolveDraft(args.from_draft_id, mailbox);
+  });
+}
+
+/** Errors before the send become the tool's answer; their messages name a reason, never an upstream body. */
+export async function prepared<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InputError || error instanceof GmailError) throw new Error(`Not done: ${error.message}. Nothing was sent.`);
+    throw new Error(`Not done: the message could not be prepared (${error instanceof Error ? error.name : "error"}). Nothing was sent.`);
+  }
+}
+
+const formatted = (a: Address) => (a.name === undefined ? a.email : `${a.name} <${a.email}>`);
+
+export function sendFingerprint(target: SendTarget): FingerprintInput {
+  if (target.kind === "draft") {
+    const d = target.draft;
+    return {
+      operation: "send_draft",
+      target: d.readable
+        ? { mount: target.mount, from: target.from, draft: target.draftId, message: d.messageId, to: { set: d.to }, cc: { set: d.cc }, bcc: { set: d.bcc }, subject: d.subject, attachments: { tuple: d.attachments } }
+        : { mount: target.mount, from: target.from, draft: target.draftId, unreadable: true },
+    };
+  }
+  return {
+    operation: "send_email",
+    target: {
+      mount: target.mount,
+      from: target.from,
+      to: { set: target.to.map(formatted) },
+      cc: { set: target.cc.map(formatted) },
+      bcc: { set: target.bcc.map(formatted) },
+      subject: target.subject,
+      body: target.bodySha256,
+      thread: target.reply?.threadId ?? null,
+      inReplyTo: target.reply?.inReplyTo ?? null,
+      attachments: { tuple: target.attachments.map((a) => `${a.filename}\u0000${a.mimeType}\u0000${a.sha256}`) },
+    },
+  };
+}
+
+export function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+const lines = (label: string, list: readonly string[]): PromptValue[] => list.map((value) => ({ label, value }));
+
+export function sendPrompt(target: SendTarget): PromptSpec {
+  if (target.kind === "draft") {
+    const d = target.draft;
+    if (!d.readable) {
+      return {
+        heading: `This will send a saved draft from ${target.from}.`,
+        consequence: `The draft could not be read (${d.why}), so its recipients, subject and attachments cannot be shown.\nDecline unless you already know exactly what this draft holds. A sent email cannot be recalled.`,
+        values: [{ label: "Draft", value: target.draftId }],
+      };
+    }
+    return {
+      heading: `This will send a saved draft from ${target.from} to ${d.to.length + d.cc.length + d.bcc.length} recipient(s).`,
+      consequence: "A sent email cannot be recalled. The recipients, subject and attachment names below were read from the draft in Gmail just now; the body is not shown.",
+      values: [
+        { label: "Draft", value: target.draftId },
+        ...(d.to.length === 0 ? [{ label: "To", value: "(none)" }] : lines("To", d.to)),
+        ...lines("Cc", d.cc),
+        ...lines("Bcc", d.bcc),
+        { label: "Subject", value: d.subject === "" ? "(no subject)" : d.subject },
+        ...lines("Attachment", d.attachments),
+      ],
+    };
+  }
+  const count = target.to.length + target.cc.length + target.bcc.length;
+  return {
+    heading: `This will send an email from ${target.from} to ${count} recipient(s)${target.attachments.length > 0 ? ` with ${target.attachments.length} attachment(s)` : ""}.`,
+    consequence: "A sent email cannot be recalled. The recipients, subject and attachments below are exactly what will go out; the body is not shown.",
+    values: [
+      ...lines("To", target.to.map(formatted)),
+      ...lines("Cc", target.cc.map(formatted)),
+      ...lines("Bcc", target.bcc.map(formatted)),
+      { label: "Subject", value: target.subject === "" ? "(no subject)" : target.subject },
+      ...(target.reply === undefined ? [] : [{ label: "In reply to message", value: target.reply.messageId }]),
+      ...target.attachments.map((a) => ({ label: "Attachment", value: `${a.filename} (${humanSize(a.bytes.byteLength)})` })),
+    ],
+  };
+}
+
+export function composeMime(target: ComposeTarget): Uint8Array {
+  return buildMime({
+    from: target.from,
+    to: target.to,
+    cc: target.cc,
+    bcc: target.bcc,
+    subject: target.subject,
+    ...(target.text === undefined ? {} : { text: target.text }),
+    ...(target.html === undefined ? {} : { html: target.html }),
+    ...(target.reply?.inReplyTo === undefined ? {} : { inReplyTo: target.reply.inReplyTo }),
+    ...(target.reply?.references === undefined ? {} : { references: target.reply.references }),
+    attachments: target.attachments,
+  });
+}
+
+const text = (message: string, isError = false) => ({ content: [{ type: "text" as const, text: message }], ...(isError ? { isError: true } : {}) });
+
+export const sendEmailGuard: Omit<Guard<SendEmailArgs, SendTarget>, "rule"> = {
+  resolve: resolveSend,
+  fingerprint: sendFingerprint,
+  prompt: sendPrompt,
+  act: async (target, write) => {
+    const mailbox = Mailbox.forCurrentCall(write);
+    try {
+      const sent = target.kind === "draft" ? await mailbox.sendDraft(target.draftId, sendFingerprint(target)) : await mailbox.sendMessage(composeMime(target), target.reply?.threadId, sendFingerprint(target));
+      return text(`Sent from ${target.from}: Gmail message ${sent.id} in thread ${sent.threadId}.`);
+    } catch (error) {
+      if (error instanceof GmailError) return text(`Not done: ${error.message}.`, true);
+      throw error;
+    }
+  },
+};
+
+export const createDraftGuard: Omit<Guard<ComposeArgs, ComposeTarget>, "rule"> = {
+  resolve: (args) => prepared(() => resolveCompose(args, Mailbox.forCurrentCall())),
+  fingerprint: (target) => ({ ...sendFingerprint(target), operation: "create_draft" }),
+  prompt: sendPrompt,
+  act: async (target, write) => {
+    try {
+      const draft = await Mailbox.forCurrentCall(write).createDraft(composeMime(target), target.reply?.threadId);
+      return text(`Draft ${draft.id} created in ${target.from} (message ${draft.messageId}). Nothing was sent; send_email with from_draft_id sends it.`);
+    } catch (error) {
+      if (error instanceof GmailError) return text(`Not done: ${error.message}.`, true);
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,159 @@
+// The pure pieces of the send path: recipient parsing (no header injection), the composed MIME read back by the fake's parser, filename sanitising, the attachment URL rule and base64 decoding.
+import { describe, expect, it } from "vitest";
+import { attachmentUrlPrefixes, checkAttachmentUrl, decodeBase64, MAX_FILENAME_CHARS, sanitizeFilename } from "../../../bundles/google/google.attachments";
+import { buildMime, encodeWords, parseAddress } from "../../../bundles/google/google.mime";
+import { addresses, bytesToBinary, decodeWords, header, parseMime, walk, type MimePart } from "../../fakes/gmail/mime";
+
+const read = (bytes: Uint8Array) => parseMime(bytesToBinary(bytes));
+
+describe("recipients", () => {
+  it.each([
+    ["ada@example.com", { email: "ada@example.com" }],
+    ["  Ada Lovelace <ada@example.com> ", { name: "Ada Lovelace", email: "ada@example.com" }],
+    ['"Lovelace, Ada" <ada@example.com>', { name: "Lovelace, Ada", email: "ada@example.com" }],
+    ["o'brien+tag@mail.example.co.uk", { email: "o'brien+tag@mail.example.co.uk" }],
+  ])("accepts %j", (input, expected) => {
+    expect(parseAddress(input)).toEqual(expected);
+  });
+
+  it.each([
+    "ada@example.com\r\nBcc: eve@example.com",
+    "ada@example.com\nSubject: x",
+    "Ada <ada@example.com>, eve@example.com",
+    "ada@example.com, eve@example.com",
+    "ada",
+    "ada@localhost",
+    "ada@@example.com",
+    ".ada@example.com",
+    "Ada <ada@example.com> <eve@example.com>",
+    "Ad<a <ada@example.com>",
+    "ada@exa mple.com",
+    "\u202eada@example.com",
+  ])("refuses %j", (input) => {
+    expect(() => parseAddress(input)).toThrow();
+  });
+});
+
+describe("the composed message", () => {
+  const attachment = { filename: "résumé 東京.pdf", mimeType: "application/pdf", bytes: new Uint8Array([0, 1, 2, 250, 255]) };
+  const mime = () =>
+    buildMime({
+      from: "person@example.com",
+      to: [{ name: "Lovelace, Ada", email: "ada@example.com" }, { email: "bob@example.com" }],
+      cc: [{ name: "Zoë", email: "zoe@example.com" }],
+      bcc: [{ email: "audit@example.com" }],
+      subject: "Grüße aus 東京 — a subject long enough to need more than one encoded word in its header line",
+      text: "plain ✓",
+      html: "<p>html ✓</p>",
+      inReplyTo: "<q1@mail.example.com>",
+      references: "<q0@mail.example.com> <q1@mail.example.com>",
+      attachments: [attachment],
+    });
+
+  it("reads back with the same recipients, subject, bodies, thread headers and attachment bytes", () => {
+    const parsed = read(mime());
+    expect(addresses(header(parsed, "To"))).toEqual(["ada@example.com", "bob@example.com"]);
+    expect(addresses(header(parsed, "Cc"))).toEqual(["zoe@example.com"]);
+    expect(addresses(header(parsed, "Bcc"))).toEqual(["audit@example.com"]);
+    expect(decodeWords(header(parsed, "Subject") ?? "")).toBe("Grüße aus 東京 — a subject long enough to need more than one encoded word in its header line");
+    expect(header(parsed, "In-Reply-To")).toBe("<q1@mail.example.com>");
+    expect(header(parsed, "References")).toBe("<q0@mail.example.com> <q1@mail.example.com>");
+    const leaves: MimePart[] = [];
+    walk(parsed, (p) => {
+      if (p.parts.length === 0) leaves.push(p);
+    });
+    expect(leaves.map((p) => [p.mimeType, p.filename])).toEqual([["text/plain", ""], ["text/html", ""], ["application/pdf", "résumé 東京.pdf"]]);
+    expect(new TextDecoder().decode(leaves[0]?.body)).toBe("plain ✓");
+    expect([...(leaves[2]?.body ?? [])]).toEqual([0, 1, 2, 250, 255]);
+  });
+
+  it("keeps every header line within 998 characters and every encoded word within 75", () => {
+    const text = new TextDecoder().decode(mime());
+    const head = text.slice(0, text.indexOf("\r\n\r\n"));
+    for (const line of head.split("\r\n")) expect(line.length).toBeLessThanOrEqual(998);
+    for (const word of head.match(/=\?UTF-8\?B\?[^?]*\?=/g) ?? []) expect(word.length).toBeLessThanOrEqual(75);
+    expect(encodeWords("plain ascii")).toBe("plain ascii");
+  });
+
+  it("refuses a subject that would add a header", () => {
+    expect(() => buildMime({ from: "a@example.com", to: [{ email: "b@example.com" }], cc: [], bcc: [], subject: "hi\r\nBcc: eve@example.com", attachments: [] })).toThrow(/line break/);
+  });
+});
+
+describe("attachment filenames", () => {
+  it.each([
+    ["report.pdf", "report.pdf"],
+    ["invoice\u202Efdp.exe", "invoice_fdp.exe"],
+    ["line\r\nbreak.txt", "line__break.txt"],
+    ["sep\u2028arator.txt", "sep_arator.txt"],
+    ["iso\u2066late\u2069.txt", "iso_late_.txt"],
+    ["zero\u200Dwidth\uFEFF.txt", "zero_width_.txt"],
+    ["C:\\Windows\\evil.bat", "C:_Windows_evil.bat"],
+    ["../../etc/passwd", ".._.._etc_passwd"],
+    ['say "hi".txt', "say _hi_.txt"],
+    ["..", "attachment"],
+    ["", "attachment"],
+    ["東京.txt", "東京.txt"],
+  ])("%j goes out as %j", (input, expected) => {
+    expect(sanitizeFilename(input)).toBe(expected);
+  });
+
+  it("cuts a long name but keeps its extension visible", () => {
+    const cut = sanitizeFilename(`${"a".repeat(300)}.pdf`);
+    expect([...cut].length).toBeLessThanOrEqual(MAX_FILENAME_CHARS);
+    expect(cut.endsWith("….pdf")).toBe(true);
+  });
+});
+
+describe("the attachment URL rule", () => {
+  const prefixes = ["https://files.example.com/shared/", "http://127.0.0.1:8789/gmail/_fake/files/"];
+  it.each([
+    "https://files.example.com/shared/a.pdf",
+    "https://files.example.com/shared/deep/a.pdf?v=2",
+    "http://127.0.0.1:8789/gmail/_fake/files/a.bin",
+  ])("fetches %s", (url) => {
+    expect(checkAttachmentUrl(url, prefixes)).toMatchObject({ ok: true });
+  });
+
+  it.each([
+    ["https://files.example.com/shared/", /not under any/],
+    ["https://files.example.com/sharedX/a.pdf", /not under any/],
+    ["https://files.example.com/shared/../private/a.pdf", /not under any/],
+    // The parser resolves %2e%2e as ".." itself; an encoded dot it leaves alone is refused outright.
+    ["https://files.example.com/shared/%2e%2e/private/a.pdf", /not under any/],
+    ["https://files.example.com/shared/x%2e%2e/a.pdf", /encoded separator/],
+    ["https://files.example.com/shared/a%2fb.pdf", /encoded separator/],
+    ["https://evil.example.com/shared/a.pdf", /not under any/],
+    ["http://files.example.com/shared/a.pdf", /must be https/],
+    ["https://user:pw@files.example.com/shared/a.pdf", /userinfo/],
+    ["https://files.example.com@evil.example.com/shared/a.pdf", /userinfo/],
+    ["file:///etc/passwd", /must be https/],
+    ["https://files.example.com/shared/a.pdf#x", /fragment/],
+    ["/shared/a.pdf", /not an absolute URL/],
+  ])("refuses %s", (url, says) => {
+    const verdict = checkAttachmentUrl(url, prefixes);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.why).toMatch(says);
+  });
+
+  it("fetches nothing when no prefix is configured, and drops prefixes that are not safe", () => {
+    expect(checkAttachmentUrl("https://files.example.com/shared/a.pdf", [])).toMatchObject({ ok: false, why: expect.stringMatching(/GMAIL_ATTACHMENT_URL_PREFIXES is empty/) });
+    expect(attachmentUrlPrefixes({ GMAIL_ATTACHMENT_URL_PREFIXES: "https://ok.example.com/a/, http://public.example.com/b/ https://no-slash.example.com/c https://ok.example.com/?q=1\nhttp://127.0.0.1:1/f/" })).toEqual([
+      "https://ok.example.com/a/",
+      "http://127.0.0.1:1/f/",
+    ]);
+    expect(attachmentUrlPrefixes({})).toEqual([]);
+  });
+});
+
+describe("base64 content", () => {
+  it("decodes the standard and URL-safe alphabets, padded or not", () => {
+    expect([...decodeBase64("+/8=")]).toEqual([251, 255]);
+    expect([...decodeBase64("-_8")]).toEqual([251, 255]);
+    expect(new TextDecoder().decode(decodeBase64("aGVs\r\nbG8="))).toBe("hello");
+  });
+
+  it.each(["a", "aGk=x", "a$==", "===="])("refuses %j", (text) => {
+    expect(() => decodeBase64(text)).toThrow(/not valid base64/);
+  });
+});
