@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../bundles/approvals/dev-api.mjs";
-import { ROOT, TOKENS, bearer, connectLegacy, recorder, textOf } from "./helpers";
+import { FAKES, ROOT, TOKENS, bearer, connectLegacy, connectModern, recorder, textOf } from "./helpers";
 
 const SHOTS = join(ROOT, "test-output", "screenshots");
 let browser: Browser;
@@ -96,6 +96,31 @@ describe("the review page", () => {
     );
     expect(outcome).toMatch(/expired|timed out/i);
     expect(await writesOf(note)).toHaveLength(0);
+    await page.close();
+  });
+
+  it("a person approves a send_email on the page, and the Gmail fake records exactly that one message", async () => {
+    const session = await mintSession();
+    const subject = `Browser-approved ${Date.now()}`;
+    const page = await openReview(session.reviewUrl);
+    const client = await connectModern("gmail-rw-external", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });
+    const call = client.callTool("send_email", { to: ["ada@example.com"], cc: ["bob@example.com"], subject, text: "Hello from the review page test." }).finally(() => client.close());
+    const card = page.getByTestId("prompt").first();
+    await card.waitFor({ timeout: 15_000 });
+    const message = await card.getByTestId("prompt-message").innerText();
+    expect(message).toContain("gmail-rw-external: This will send an email from person@example.com");
+    expect(message).toContain("To: ada@example.com");
+    expect(message).toContain(`Subject: ${subject}`);
+    // The body is the caller's free text and is never shown.
+    expect(message).not.toContain("Hello from the review page test.");
+    await page.screenshot({ path: join(SHOTS, "review-send-email.png"), fullPage: true });
+    await card.getByTestId("prompt-confirm").check();
+    await card.getByTestId("prompt-accept").click();
+    const result = await call;
+    expect(result.isError, textOf(result)).not.toBe(true);
+    const outbox = ((await (await fetch(`${FAKES}/gmail/_fake/outbox`)).json()) as { subject: string; to: string[]; cc: string[] }[]).filter((m) => m.subject === subject);
+    expect(outbox).toHaveLength(1);
+    expect(outbox[0]).toMatchObject({ to: ["ada@example.com"], cc: ["bob@example.com"] });
     await page.close();
   });
 });
