@@ -22,8 +22,17 @@ function rpcError(status: number, code: number, message: string, id: string | nu
 type Body = { ok: true; text: string } | { ok: false; tooLarge: boolean };
 
 async function readBody(request: Request): Promise<Body> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
+  const length = request.headers.get("content-length");
+  const declared = Number(length ?? "0");
   if (declared > MAX_BODY_BYTES) return { ok: false, tooLarge: true };
+  // A declared length within the cap is read natively; the platform holds the body to that length.
+  if (length !== null && Number.isSafeInteger(declared)) {
+    try {
+      return { ok: true, text: await request.text() };
+    } catch {
+      return { ok: false, tooLarge: false };
+    }
+  }
   const reader = request.body?.getReader();
   if (reader === undefined) return { ok: true, text: "" };
   const decoder = new TextDecoder();

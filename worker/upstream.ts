@@ -97,6 +97,8 @@ function abortedOr(signal: AbortSignal, fallback: UpstreamError): UpstreamError 
 }
 
 async function readCapped(response: Response): Promise<string> {
+  const length = Number(response.headers.get("content-length") ?? "NaN");
+  if (Number.isSafeInteger(length) && length <= MAX_UPSTREAM_BODY) return response.text();
   const reader = response.body?.getReader();
   if (reader === undefined) return "";
   const decoder = new TextDecoder();
