@@ -63,12 +63,21 @@ async function run(label, n, fn, concurrency = CONCURRENCY) {
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
+  return summarise(label, latencies, (performance.now() - started) / 1000);
+}
+
+function summarise(label, latencies, seconds) {
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
-  const stats = { label, n, callsPerSec: n / seconds, p50: pct(50), p99: pct(99) };
-  console.log(`${label.padEnd(34)} ${String(n).padStart(5)} calls  ${stats.callsPerSec.toFixed(0).padStart(6)} calls/s  p50 ${stats.p50.toFixed(2).padStart(7)} ms  p99 ${stats.p99.toFixed(2).padStart(7)} ms`);
+  const stats = { label, latencies, seconds, n: latencies.length, callsPerSec: latencies.length / seconds, p50: pct(50), p99: pct(99) };
+  if (label !== null) {
+    console.log(`${label.padEnd(34)} ${String(stats.n).padStart(5)} calls  ${stats.callsPerSec.toFixed(0).padStart(6)} calls/s  p50 ${stats.p50.toFixed(2).padStart(7)} ms  p99 ${stats.p99.toFixed(2).padStart(7)} ms`);
+  }
   return stats;
+}
+
+function merge(label, runs) {
+  return summarise(label, runs.flatMap((r) => r.latencies), runs.reduce((t, r) => t + r.seconds, 0));
 }
 
 const stack = await startStack();
@@ -84,8 +93,17 @@ try {
   await run("warm-up", 200, (i) => call(directUrl, {}, i, "echo", { text: "warm" }));
 
   console.log("\n1. echo through the gateway vs directly against the bundle");
-  const viaGateway = await run("gateway -> echo bundle", N, (i) => call(gatewayUrl("echo"), auth, i, "echo", { text: `bench ${i}` }));
-  const viaDirect = await run("echo bundle directly", N, (i) => call(directUrl, {}, i, "echo", { text: `bench ${i}` }));
+  // Interleaved in rounds, so that both paths see the same moments of a shared, noisy machine.
+  const rounds = 10;
+  const gatewayRuns = [];
+  const directRuns = [];
+  for (let r = 0; r < rounds; r++) {
+    const n = Math.ceil(N / rounds);
+    gatewayRuns.push(await run(null, n, (i) => call(gatewayUrl("echo"), auth, i, "echo", { text: `bench ${i}` })));
+    directRuns.push(await run(null, n, (i) => call(directUrl, {}, i, "echo", { text: `bench ${i}` })));
+  }
+  const viaGateway = merge("gateway -> echo bundle", gatewayRuns);
+  const viaDirect = merge("echo bundle directly", directRuns);
   const ratio = viaGateway.p50 / viaDirect.p50;
   console.log(`   gateway/direct: p50 ratio ${ratio.toFixed(2)} (target <= 1.3), p99 ratio ${(viaGateway.p99 / viaDirect.p99).toFixed(2)}, throughput ratio ${(viaGateway.callsPerSec / viaDirect.callsPerSec).toFixed(2)}`);
 
