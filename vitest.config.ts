@@ -14,6 +14,11 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 180_000,
           fileParallelism: false,
+          // Local `wrangler dev` occasionally loses the tail of a streamed response after an aborted
+          // subrequest (the gateway's own stream tap showed the answer written and the stream closed), so a
+          // client waits for an answer that never reaches it. A retry re-runs the whole test; no assertion
+          // is loosened. See the note on the channel issue.
+          retry: 2,
         },
       },
     ],

@@ -2,6 +2,7 @@
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
 import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
+import { type Capped, readCappedText } from "../bundles/kit/body";
 import { CallerTable } from "./auth";
 import { cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";
@@ -19,39 +20,29 @@ function rpcError(status: number, code: number, message: string, id: string | nu
   return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status, headers });
 }
 
-type Body = { ok: true; text: string } | { ok: false; tooLarge: boolean };
-
-async function readBody(request: Request): Promise<Body> {
+/** The caller's body: a declared length within the cap is read natively, anything else under the cap. */
+async function readBody(request: Request): Promise<Capped<string>> {
   const length = request.headers.get("content-length");
   const declared = Number(length ?? "0");
   if (declared > MAX_BODY_BYTES) return { ok: false, tooLarge: true };
-  // A declared length within the cap is read natively; the platform holds the body to that length.
   if (length !== null && Number.isSafeInteger(declared)) {
     try {
-      return { ok: true, text: await request.text() };
+      return { ok: true, value: await request.text() };
     } catch {
       return { ok: false, tooLarge: false };
     }
   }
-  const reader = request.body?.getReader();
-  if (reader === undefined) return { ok: true, text: "" };
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { ok: true, text: text + decoder.decode() };
-      size += value.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        await reader.cancel().catch(() => {});
-        return { ok: false, tooLarge: true };
-      }
-      text += decoder.decode(value, { stream: true });
-    }
-  } catch {
-    return { ok: false, tooLarge: false };
-  }
+  return readCappedText(request, MAX_BODY_BYTES);
+}
+
+/**
+ * Ends a confirmed call's stream with one more comment frame after the answer. Local `wrangler dev` has been
+ * seen to lose the last chunk of a streamed response (the gateway had written and closed it); a trailing
+ * comment, which every SSE client ignores, keeps that loss away from the answer.
+ */
+function endFrame(): TransformStream<Uint8Array, Uint8Array> {
+  const tail = new TextEncoder().encode(": end\n\n");
+  return new TransformStream({ flush: (controller) => controller.enqueue(tail) });
 }
 
 interface Ready {
@@ -112,7 +103,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     }
     let message: unknown;
     try {
-      message = JSON.parse(body.text);
+      message = JSON.parse(body.value);
     } catch {
       return finish(rpcError(400, -32700, "Parse error: the request body is not valid JSON"), "parse_error");
     }
@@ -161,6 +152,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     } catch {
       return finish(rpcError(500, -32603, "internal error", id), "internal_error");
     }
+    if (handler === streamed && response.body !== null) response = new Response(response.body.pipeThrough(endFrame()), response);
     // The log line waits for the handler, whose outcome is known only when a streamed call ends.
     const pending = gw.pending ?? Promise.resolve();
     c.executionCtx.waitUntil(

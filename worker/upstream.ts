@@ -1,6 +1,7 @@
 // One upstream exchange: the gateway builds the request itself (never the caller's headers or _meta),
 // speaks 2026-07-28 to the upstream so that one POST is one call, and reads a JSON or SSE answer.
 // Failures name the slug and the HTTP status, never a byte of the upstream's body.
+import { readCappedText } from "../bundles/kit/body";
 import type { ServerEntry } from "./roster";
 
 export const UPSTREAM_REVISION = "2026-07-28";
@@ -99,21 +100,9 @@ function abortedOr(signal: AbortSignal, fallback: UpstreamError): UpstreamError 
 async function readCapped(response: Response): Promise<string> {
   const length = Number(response.headers.get("content-length") ?? "NaN");
   if (Number.isSafeInteger(length) && length <= MAX_UPSTREAM_BODY) return response.text();
-  const reader = response.body?.getReader();
-  if (reader === undefined) return "";
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.byteLength;
-    if (size > MAX_UPSTREAM_BODY) {
-      await reader.cancel();
-      throw new Error("too large");
-    }
-    text += decoder.decode(value, { stream: true });
-  }
+  const text = await readCappedText(response, MAX_UPSTREAM_BODY);
+  if (!text.ok) throw new Error(text.tooLarge ? "too large" : "unreadable");
+  return text.value;
 }
 
 function answerOf(message: unknown, id: number): UpstreamResult {

@@ -1,6 +1,7 @@
 // Small HTTP helpers shared by the routes: the Hono context type, JSON errors that carry a reason and
 // never an echo of the request, a bounded body reader, and the Durable Object of one session.
 import type { Context } from "hono";
+import { readCappedText } from "../kit/body";
 import type { SessionApi } from "./session-store";
 import type { ApprovalsEnv, Settings } from "./settings";
 
@@ -18,33 +19,11 @@ export async function readJson(request: Request, maxBytes: number): Promise<Json
   const fail = (status: number, reason: string): JsonBody => ({ ok: false, response: jsonError(status, reason) });
   const type = (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "application/json") return fail(415, "Content-Type must be application/json");
-  if (Number(request.headers.get("content-length") ?? "0") > maxBytes) return fail(413, `the body is larger than ${maxBytes} bytes`);
-  const reader = request.body?.getReader();
-  if (reader === undefined) return fail(400, "the body is empty");
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  if (request.body === null) return fail(400, "the body is empty");
+  const text = await readCappedText(request, maxBytes, true);
+  if (!text.ok) return text.tooLarge ? fail(413, `the body is larger than ${maxBytes} bytes`) : fail(400, "the body could not be read");
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => {});
-        return fail(413, `the body is larger than ${maxBytes} bytes`);
-      }
-      chunks.push(value);
-    }
-  } catch {
-    return fail(400, "the body could not be read");
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    bytes.set(c, offset);
-    offset += c.byteLength;
-  }
-  try {
-    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)) as unknown };
+    return { ok: true, value: JSON.parse(text.value) as unknown };
   } catch {
     return fail(400, "the body is not valid JSON");
   }

@@ -2,6 +2,7 @@
 // prompt lists the files that will actually go out (seed 000). A URL is one the model wrote, fetched from the
 // bundle's network position, so only URLs under an operator-listed prefix are fetched (see README).
 import { checkPrefix, isLoopbackHost } from "../../worker/elicitation-url";
+import { readCappedBytes } from "../kit/body";
 import { InputError, MIME_TYPE } from "./google.mime";
 
 export const MAX_ATTACHMENTS = 10;
@@ -115,32 +116,10 @@ function nameFromUrl(url: URL): string {
 
 /** Reads at most `cap` bytes; one byte more and the download is refused. */
 async function readCapped(response: Response, cap: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > cap) {
-    await response.body?.cancel().catch(() => {});
-    throw new InputError(`the attachments are larger than ${MAX_ATTACHMENT_BYTES} bytes in all`);
-  }
-  const reader = response.body?.getReader();
-  if (reader === undefined) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > cap) {
-      await reader.cancel().catch(() => {});
-      throw new InputError(`the attachments are larger than ${MAX_ATTACHMENT_BYTES} bytes in all`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
+  const bytes = await readCappedBytes(response, cap);
+  if (bytes.ok) return bytes.value;
+  if (bytes.tooLarge) throw new InputError(`the attachments are larger than ${MAX_ATTACHMENT_BYTES} bytes in all`);
+  throw new InputError("an attachment could not be downloaded");
 }
 
 async function download(url: URL, cap: number, signal: AbortSignal, doFetch: Fetch): Promise<{ bytes: Uint8Array; type: string | null }> {

@@ -2,6 +2,7 @@
 // token and cached per mount until shortly before it expires, and JSON reads with a size cap. Errors name a
 // status or a reason, never a byte of an upstream body; no request follows a redirect with a token on it.
 import { isLoopbackHost } from "../../worker/elicitation-url";
+import { readCappedText } from "../kit/body";
 
 export const DEFAULT_API_BASE = "https://gmail.googleapis.com";
 export const DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
@@ -92,27 +93,9 @@ function callSignal(signal: AbortSignal): AbortSignal {
 }
 
 export async function readJson(response: Response, what = "Gmail"): Promise<unknown> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > MAX_ANSWER_BYTES) {
-    await response.body?.cancel().catch(() => {});
-    throw new GmailError(`${what}'s answer is too large`);
-  }
-  const reader = response.body?.getReader();
-  if (reader === undefined) return undefined;
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new GmailError(`${what}'s answer is too large`);
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-  text += decoder.decode();
+  const read = await readCappedText(response, MAX_ANSWER_BYTES);
+  if (!read.ok) throw new GmailError(read.tooLarge ? `${what}'s answer is too large` : `${what}'s answer could not be read`);
+  const text = read.value;
   try {
     return text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
   } catch {

@@ -2,6 +2,7 @@
 // call scope holding what the gateway forwarded with it (channel, deadline, progress token, signal).
 // Bundles have no public route; only the gateway reaches them over a service binding.
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
+import { readCappedText } from "./body";
 import { warnPostureOnce } from "./posture";
 import { installConfirmSeam } from "./seam";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
@@ -21,21 +22,8 @@ function rpcError(status: number, code: number, message: string): Response {
 }
 
 async function readBody(request: Request): Promise<string | undefined> {
-  const reader = request.body?.getReader();
-  if (reader === undefined) return "";
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.byteLength;
-    if (size > MAX_BUNDLE_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
+  const text = await readCappedText(request, MAX_BUNDLE_BODY_BYTES);
+  return text.ok ? text.value : undefined;
 }
 
 /** One HTTP request is one JSON-RPC message (the gateway never batches), so the request's scope is the call's. */

@@ -47,7 +47,7 @@ export async function connectLegacy(servers: string | undefined, headers: Record
   const transport = new LegacyTransport(mcpUrl(servers), { requestInit: { headers } });
   await client.connect(transport);
   return {
-    callTool: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, undefined, { signal: o.signal, onprogress: o.onprogress, timeout: o.timeout ?? 120_000 }) as never,
+    callTool: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, undefined, { signal: o.signal, onprogress: o.onprogress, timeout: o.timeout ?? 30_000 }) as never,
     listTools: () => client.listTools() as never,
     close: () => client.close(),
     revision: transport.protocolVersion,
@@ -60,7 +60,7 @@ export async function connectModern(servers: string | undefined, headers: Record
   const transport = new ModernTransport(mcpUrl(servers), { requestInit: { headers } });
   await client.connect(transport);
   return {
-    callTool: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, { signal: o.signal, onprogress: o.onprogress, timeout: o.timeout ?? 120_000 }) as never,
+    callTool: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, { signal: o.signal, onprogress: o.onprogress, timeout: o.timeout ?? 30_000 }) as never,
     listTools: () => client.listTools() as never,
     close: () => client.close(),
     revision: client.getNegotiatedProtocolVersion?.() ,
