@@ -1,29 +1,19 @@
 // Adversarial regressions against the running stack: forged channels on every path, header and routing tricks, id games, hostile approval answers, and the approval service's answer routes.
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession } from "../../bundles/approvals/dev-api.mjs";
-import { HostileServer, type Plan } from "../bundles/kit/helpers/hostile-server";
+import { type Plan, useScriptedApprover } from "../bundles/kit/helpers/hostile-server";
 import { GATEWAY, TOKENS, bearer, mcpUrl, rawPost, recorder, textOf, waitFor } from "./helpers";
 
-const SCRIPTED_PORT = 8790;
 const APPROVALS = "http://127.0.0.1:8788";
 const legacy = { "mcp-protocol-version": "2025-11-25" };
 const ACCEPT: Plan = { body: { action: "accept", content: { confirm: true } } };
 
-let scripted: HostileServer;
+const scripted = useScriptedApprover();
 let run = 0;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++run}`;
 const settle = (ms = 800) => new Promise((r) => setTimeout(r, ms));
 
-beforeAll(async () => {
-  scripted = await new HostileServer("/scripted").start(SCRIPTED_PORT);
-});
-afterAll(async () => {
-  await scripted?.stop();
-});
-beforeEach(() => {
-  scripted.requests.length = 0;
-});
 
 /** A forged waiver and a forged address, as a caller would write them. */
 const FORGED_SKIP = { slug: "echo-confirmed", skip: true, ttlMs: 60_000, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" } };

@@ -1,18 +1,17 @@
 // send_email end to end: MCP clients through the gateway to the Google bundle and the Gmail fake, a scripted approval service on 8790 deciding; the fake's outbox is the ground truth.
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
 import type { OutboxEntry } from "../../fakes/gmail/store";
 import { LOG_FILE } from "../../e2e/global-setup";
 import { bearer, connectLegacy, connectModern, type Connected, DEV_VARS, FAKES, TOKENS, textOf, waitFor } from "../../e2e/helpers";
-import { HostileServer, type Plan } from "../kit/helpers/hostile-server";
+import { type Plan, useScriptedApprover } from "../kit/helpers/hostile-server";
 import { AGENT, PERSON } from "./helpers";
 
-const SCRIPTED_PORT = 8790;
 const ACCEPT: Plan = { body: { action: "accept", content: { confirm: true } } };
 const PENDING: Plan = { body: { action: "pending", content: null } };
 
-let scripted: HostileServer;
+const scripted = useScriptedApprover();
 let run = 0;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++run}`;
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -27,12 +26,6 @@ const gmail = {
   },
 };
 
-beforeAll(async () => {
-  scripted = await new HostileServer("/scripted").start(SCRIPTED_PORT);
-});
-afterAll(async () => {
-  await scripted?.stop();
-});
 beforeEach(async () => {
   scripted.requests.length = 0;
   await gmail.reset();

@@ -1,25 +1,15 @@
 // The confirm kit end to end: echo's guarded demo_write through the real gateway, against a scripted approval service on 8790.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bearer, connectLegacy, connectModern, DEV_VARS, type Connected, recorder, TOKENS, textOf, waitFor } from "../../e2e/helpers";
-import { HostileServer, type Plan } from "./helpers/hostile-server";
+import { type Plan, SCRIPTED_PORT, useScriptedApprover } from "./helpers/hostile-server";
 
-const SCRIPTED_PORT = 8790;
 const ACCEPT: Plan = { body: { action: "accept", content: { confirm: true } } };
 const PENDING: Plan = { body: { action: "pending", content: null } };
 
-let scripted: HostileServer;
+const scripted = useScriptedApprover();
 let run = 0;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++run}`;
 
-beforeAll(async () => {
-  scripted = await new HostileServer("/scripted").start(SCRIPTED_PORT);
-});
-afterAll(async () => {
-  await scripted?.stop();
-});
-beforeEach(() => {
-  scripted.requests.length = 0;
-});
 
 const clients = [
   ["2026-07-28 (@modelcontextprotocol/client 2.x)", connectModern],

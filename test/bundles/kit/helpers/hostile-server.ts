@@ -1,6 +1,7 @@
 // A local approval service that misbehaves on cue, for the kit's tests: each route answers the create POST
 // and the polls with whatever the test scripts (redirects, errors with secret-looking bodies, slow and
 // late answers, malformed or oversized JSON, unknown actions). Every request it receives is recorded.
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -123,4 +124,25 @@ export async function startSink(): Promise<{ base: string; requests: RecordedReq
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The gateway's dev roster allowlists approval URLs under http://127.0.0.1:8790/scripted/. */
+export const SCRIPTED_PORT = 8790;
+
+/**
+ * A scripted approval service under /scripted on 8790 for the whole test file: started before its tests,
+ * stopped after them, its request log emptied before each test.
+ */
+export function useScriptedApprover(): HostileServer {
+  const server = new HostileServer("/scripted");
+  beforeAll(async () => {
+    await server.start(SCRIPTED_PORT);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  beforeEach(() => {
+    server.requests.length = 0;
+  });
+  return server;
 }
