@@ -1,7 +1,7 @@
 // The gateway's spine, end to end: both client generations, callers and entitlements, bad input, forwarding.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEV_VARS, GATEWAY, ROOT, TOKENS, bearer, connectLegacy, connectModern, mcpUrl, rawPost, recorder, sha256, textOf, waitFor } from "./helpers";
 
 const legacyHeaders = { "mcp-protocol-version": "2025-11-25" };
@@ -185,8 +185,6 @@ describe("forwarding", () => {
 });
 
 describe("logs", () => {
-  afterAll(() => undefined);
-
   it("writes one JSON line per /mcp request, with caller, slugs, method, tool, outcome and duration", async () => {
     const marker = `log-marker-${Date.now()}`;
     const client = await connectLegacy("echo", bearer(TOKENS.session));
