@@ -1,5 +1,7 @@
 // `npm run bench`: side-by-side measurements in one run, printed as ratios.
-//   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3)
+//   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3),
+//      beside two references (a bare forwarder and a minimal 2026-07-28 reframer); on workerd without
+//      `wrangler dev`'s inspector proxy (scripts/bench-runtime.mjs says why)
 //   2. a confirmed write approved at once vs the same write on a waived mount: overhead per call
 //      (target p50 <= 50 ms) and call-registry Durable Object requests per call (target <= 3)
 //   3. decision-to-tool-result latency through the approval service, long-poll vs plain polling
@@ -7,7 +9,8 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { ROOT, PORTS, startStack, startWorkers } from "./stack.mjs";
+import { buildWorker, referenceTo, startRuntime } from "./bench-runtime.mjs";
+import { ROOT, PORTS, startStack } from "./stack.mjs";
 
 const N = Number(process.argv[2] ?? process.env.BENCH_N ?? 2000);
 const CONCURRENCY = Number(process.argv[3] ?? process.env.BENCH_CONCURRENCY ?? 16);
@@ -80,32 +83,57 @@ function merge(label, runs) {
   return summarise(label, runs.flatMap((r) => r.latencies), runs.reduce((t, r) => t + r.seconds, 0));
 }
 
+/** Part 1: the same echo call through the gateway, through a bare forwarder, and straight to the bundle. */
+async function gatewayVsDirect() {
+  const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"].map(buildWorker);
+  // The bundle on its own has no gateway beside it, so no call registry either; echo never touches it.
+  const { durableObjects: _registry, ...echoAlone } = echo;
+  const runtimes = [];
+  const start = async (workers) => {
+    const runtime = await startRuntime(workers);
+    runtimes.push(runtime);
+    return runtime;
+  };
+  try {
+    const viaGatewayRt = await start([gateway, echo, google]);
+    const forwarderRt = await start([referenceTo("forwarder", echoAlone), echoAlone]);
+    const reframerRt = await start([referenceTo("reframer", echoAlone), echoAlone]);
+    const directRt = await start([echoAlone]);
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const paths = {
+      gateway: (i) => call(`${viaGatewayRt.url}/mcp?servers=echo`, auth, i, "echo", { text: `bench ${i}` }),
+      forwarder: (i) => call(`${forwarderRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
+      reframer: (i) => call(`${reframerRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
+      direct: (i) => call(`${directRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
+    };
+    // Warm every path so that start-up cost is not measured.
+    for (const fn of Object.values(paths)) await run(null, 200, fn);
+    // Interleaved in rounds, so that every path sees the same moments of a shared, noisy machine.
+    const rounds = 10;
+    const runs = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, fn] of Object.entries(paths)) runs[name].push(await run(null, Math.ceil(N / rounds), fn));
+    }
+    const viaGateway = merge("gateway -> echo bundle", runs.gateway);
+    const viaForwarder = merge("forwarder -> echo bundle", runs.forwarder);
+    const viaReframer = merge("2026-07-28 reframer -> echo bundle", runs.reframer);
+    const viaDirect = merge("echo bundle directly", runs.direct);
+    const ratio = (a, b, key) => (a[key] / b[key]).toFixed(2);
+    console.log(`   gateway/direct: p50 ratio ${ratio(viaGateway, viaDirect, "p50")} (target <= 1.3), p99 ratio ${ratio(viaGateway, viaDirect, "p99")}, throughput ratio ${ratio(viaGateway, viaDirect, "callsPerSec")}`);
+    console.log(`   references, p50 ratio to direct: forwarder (the service-binding hop alone) ${ratio(viaForwarder, viaDirect, "p50")}, reframer (the least a 2026-07-28 proxy does) ${ratio(viaReframer, viaDirect, "p50")}; gateway/reframer ${ratio(viaGateway, viaReframer, "p50")}`);
+  } finally {
+    for (const r of runtimes) await r.stop();
+  }
+}
+
+console.log(`strad bench: N=${N}, concurrency=${CONCURRENCY}, node ${process.version}`);
+console.log("\n1. echo through the gateway vs directly against the bundle (workerd via Miniflare)");
+await gatewayVsDirect();
+
 const stack = await startStack();
-const direct = await startWorkers([{ name: "echo-direct", port: 0, configs: ["bundles/echo/wrangler.toml"] }]);
 try {
   const gatewayUrl = (slug) => `http://127.0.0.1:${PORTS.gateway}/mcp?servers=${slug}`;
-  const directUrl = `http://127.0.0.1:${direct.ports["echo-direct"]}/echo`;
   const auth = { authorization: `Bearer ${TOKEN}` };
-  console.log(`strad bench: N=${N}, concurrency=${CONCURRENCY}, node ${process.version}\n`);
-
-  // Warm both paths so that start-up cost is not measured.
-  await run("warm-up", 200, (i) => call(gatewayUrl("echo"), auth, i, "echo", { text: "warm" }));
-  await run("warm-up", 200, (i) => call(directUrl, {}, i, "echo", { text: "warm" }));
-
-  console.log("\n1. echo through the gateway vs directly against the bundle");
-  // Interleaved in rounds, so that both paths see the same moments of a shared, noisy machine.
-  const rounds = 10;
-  const gatewayRuns = [];
-  const directRuns = [];
-  for (let r = 0; r < rounds; r++) {
-    const n = Math.ceil(N / rounds);
-    gatewayRuns.push(await run(null, n, (i) => call(gatewayUrl("echo"), auth, i, "echo", { text: `bench ${i}` })));
-    directRuns.push(await run(null, n, (i) => call(directUrl, {}, i, "echo", { text: `bench ${i}` })));
-  }
-  const viaGateway = merge("gateway -> echo bundle", gatewayRuns);
-  const viaDirect = merge("echo bundle directly", directRuns);
-  const ratio = viaGateway.p50 / viaDirect.p50;
-  console.log(`   gateway/direct: p50 ratio ${ratio.toFixed(2)} (target <= 1.3), p99 ratio ${(viaGateway.p99 / viaDirect.p99).toFixed(2)}, throughput ratio ${(viaGateway.callsPerSec / viaDirect.callsPerSec).toFixed(2)}`);
 
   // Latency, not throughput: one call at a time, so that queueing on two cores does not hide the cost.
   console.log("\n2. a confirmed call's own cost, excluding the human: an approver that answers accept at once (one at a time)");
@@ -147,6 +175,5 @@ try {
   const plain = await decisions("plain polling", false);
   console.log(`   long-poll p50 ${held.toFixed(0)} ms (target < 300 ms); plain polling p50 ${plain.toFixed(0)} ms, bounded by the bundle's poll interval (${POLL_INTERVAL_MS} ms in the dev stack, 5000 ms by default)`);
 } finally {
-  await direct.stop();
   await stack.stop();
 }

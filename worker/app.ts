@@ -2,7 +2,7 @@
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
 import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { type Capped, readCappedText } from "../bundles/kit/body";
+import { readCappedText } from "../bundles/kit/body";
 import { CallerTable } from "./auth";
 import { cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";
@@ -18,21 +18,6 @@ export const CONFIRMED_KEEPALIVE_MS = 500;
 
 function rpcError(status: number, code: number, message: string, id: string | number | null = null, headers?: Record<string, string>): Response {
   return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status, headers });
-}
-
-/** The caller's body: a declared length within the cap is read natively, anything else under the cap. */
-async function readBody(request: Request): Promise<Capped<string>> {
-  const length = request.headers.get("content-length");
-  const declared = Number(length ?? "0");
-  if (declared > MAX_BODY_BYTES) return { ok: false, tooLarge: true };
-  if (length !== null && Number.isSafeInteger(declared)) {
-    try {
-      return { ok: true, value: await request.text() };
-    } catch {
-      return { ok: false, tooLarge: false };
-    }
-  }
-  return readCappedText(request, MAX_BODY_BYTES);
 }
 
 /**
@@ -53,7 +38,7 @@ interface Ready {
 export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
   const parsed = parseRoster(rosterYaml);
   const roster: Roster | undefined = parsed.ok ? parsed.roster : undefined;
-  let ready: Promise<Ready> | undefined;
+  let ready: Ready | undefined;
 
   const factory = (ctx: { authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest);
   const onerror = () => {};
@@ -77,19 +62,19 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       console.error(JSON.stringify({ event: "config_error", errors: parsed.ok ? [] : parsed.errors }));
       return finish(rpcError(503, -32603, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
     }
-    ready ??= (async () => {
-      const { table, unseeded } = await CallerTable.build(roster, c.env);
+    ready ??= (() => {
+      const { table, unseeded } = CallerTable.build(roster, c.env);
       if (unseeded.length > 0) console.warn(JSON.stringify({ event: "callers_unseeded", secrets: unseeded }));
       const problems = checkSeeded(roster, c.env).filter((e) => e.path.startsWith("servers"));
       return { callers: table, problems: problems.map((p) => `${p.path}: ${p.message}`) };
     })();
-    const { callers, problems } = await ready;
+    const { callers, problems } = ready;
     if (problems.length > 0) {
       console.error(JSON.stringify({ event: "config_error", errors: problems }));
       return finish(rpcError(503, -32603, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
     }
 
-    const caller = await callers.authenticate(c.req.header("authorization") ?? null);
+    const caller = callers.authenticate(c.req.header("authorization") ?? null);
     if (caller === undefined) {
       return finish(rpcError(401, -32001, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
     }
@@ -97,7 +82,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
 
     const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
     if (contentType !== "application/json") return finish(rpcError(415, -32600, "Content-Type must be application/json"), "bad_content_type");
-    const body = await readBody(c.req.raw);
+    const body = await readCappedText(c.req.raw, MAX_BODY_BYTES);
     if (!body.ok) {
       return finish(body.tooLarge ? rpcError(413, -32600, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, -32700, "the request body could not be read"), "bad_body");
     }

@@ -38,6 +38,8 @@ export const RpcCode = {
 } as const;
 
 const LIST_PAGE_LIMIT = 20;
+/** The reason every finished call's upstream request is aborted with (it is immutable, so one serves all). */
+const CALL_ENDED = Object.freeze(new AbortReason(Object.freeze({ code: "UPSTREAM_ABORTED", reason: "the call has ended" })));
 
 export function createServer(gw: GatewayRequest): Server {
   const server = new Server({ name: "strad", version: "0.1.0" }, { capabilities: { tools: {} } });
@@ -207,7 +209,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   } finally {
     clearTimeout(timer);
     // Whatever ended the call, its upstream request ends with it: nothing of it may outlive the answer.
-    abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the call has ended" }));
+    abort(CALL_ENDED);
     call.signal.removeEventListener("abort", onCallerGone);
     stopWatch?.();
     if (registered !== undefined) gw.waitUntil(endCall(gw.env.CALLS, registered).catch(() => {}));

@@ -30,11 +30,12 @@ export interface UpstreamRequest {
   fetcher: (url: string, init: RequestInit) => Promise<Response>;
 }
 
-/** Why the signal fired, set as its reason by whoever aborted. */
-export class AbortReason extends Error {
-  constructor(readonly error: UpstreamError) {
-    super(error.code);
-  }
+/**
+ * Why the signal fired, set as its reason by whoever aborted. Not an Error: it is never thrown by the
+ * gateway, and every call ends by aborting, so capturing a stack for it would be paid on every call.
+ */
+export class AbortReason {
+  constructor(readonly error: UpstreamError) {}
 }
 
 const MCP_NAME_FIELD: Record<string, string | undefined> = { "tools/call": "name" };
@@ -98,8 +99,6 @@ function abortedOr(signal: AbortSignal, fallback: UpstreamError): UpstreamError 
 }
 
 async function readCapped(response: Response): Promise<string> {
-  const length = Number(response.headers.get("content-length") ?? "NaN");
-  if (Number.isSafeInteger(length) && length <= MAX_UPSTREAM_BODY) return response.text();
   const text = await readCappedText(response, MAX_UPSTREAM_BODY);
   if (!text.ok) throw new Error(text.tooLarge ? "too large" : "unreadable");
   return text.value;

@@ -12,8 +12,22 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
     if (message instanceof Response) await message.body?.cancel().catch(() => {});
     return { ok: false, tooLarge: true };
   }
-  const reader = message.body?.getReader();
-  if (reader === undefined) return { ok: true, value: new Uint8Array() };
+  if (message.body === null) return { ok: true, value: new Uint8Array() };
+  // A declared length within the cap is read natively: the runtime ends the body at that length (HTTP
+  // framing, or the known size of a body handed over a service binding), which a JS read loop would only
+  // re-check, one promise per chunk.
+  const length = message.headers.get("content-length");
+  if (length !== null && /^\d{1,10}$/.test(length)) {
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await message.arrayBuffer());
+    } catch {
+      return { ok: false, tooLarge: false };
+    }
+    // A body that outgrew its own declaration (a hand-built stream, never an HTTP peer) is still refused.
+    return bytes.byteLength > Math.min(declared, maxBytes) ? { ok: false, tooLarge: true } : { ok: true, value: bytes };
+  }
+  const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -42,6 +56,17 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
 
 /** The same, decoded as UTF-8 (invalid sequences replaced unless `fatal`, which turns them into a failure). */
 export async function readCappedText(message: Request | Response, maxBytes: number, fatal = false): Promise<Capped<string>> {
+  const length = message.headers.get("content-length");
+  if (!fatal && length !== null && /^\d{1,10}$/.test(length) && Number(length) <= maxBytes && message.body !== null) {
+    // Decoded natively; a decoded string never has more UTF-16 units than the bytes it came from.
+    let text: string;
+    try {
+      text = await message.text();
+    } catch {
+      return { ok: false, tooLarge: false };
+    }
+    return text.length > Number(length) ? { ok: false, tooLarge: true } : { ok: true, value: text };
+  }
   const bytes = await readCappedBytes(message, maxBytes);
   if (!bytes.ok) return bytes;
   try {

@@ -27,6 +27,13 @@ describe("readCapped", () => {
     expect(pulled()).toBeLessThanOrEqual(1);
   });
 
+  it("reads a declared length within the cap whole, and refuses a body longer than it declared", async () => {
+    const fits = new Response(streamOf(["ab", "cd"]).stream, { headers: { "content-length": "4" } });
+    expect(await readCappedText(fits, 4)).toEqual({ ok: true, value: "abcd" });
+    const lying = new Response(streamOf(["abcd", "efgh"]).stream, { headers: { "content-length": "4" } });
+    expect(await readCappedText(lying, 64)).toEqual({ ok: false, tooLarge: true });
+  });
+
   it("stops one chunk past the cap of an undeclared stream and reads no further", async () => {
     const { stream, pulled } = streamOf(["aaaa", "bbbb", "cccc", "dddd", "eeee"]);
     expect(await readCappedBytes(new Response(stream), 6)).toEqual({ ok: false, tooLarge: true });

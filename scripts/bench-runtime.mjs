@@ -1,0 +1,75 @@
+// Runs Workers for `npm run bench` on workerd through Miniflare, without `wrangler dev`'s proxy and inspector.
+//
+// Why not `wrangler dev` for the latency comparison: its inspector proxy reports every subrequest of the
+// primary Worker (four Network events each) to wrangler's Node process, one loopback request per event, and
+// wrangler appends each to a debug log file (wrangler 4.86, templates/startDevWorker/InspectorProxyWorker.ts
+// sends its debug log unconditionally). Only the gateway path makes a subrequest, so on a two-core machine
+// it alone was charged about 2.5 ms of CPU per call by the harness. The Workers here are the same: built by
+// `wrangler deploy --dry-run` from the same configs, with the bindings, Durable Objects and .dev.vars that
+// `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { freePort, prepare, ROOT } from "./stack.mjs";
+
+const BUILD = join(ROOT, ".bench");
+const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
+
+/** Builds one Worker as it would be deployed and returns Miniflare options for it. */
+export function buildWorker(config) {
+  prepare();
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(ROOT, config));
+  const name = /^name = "([^"]+)"/m.exec(readFileSync(join(ROOT, config), "utf8"))?.[1];
+  if (name === undefined) throw new Error(`${config} has no name`);
+  const outdir = join(BUILD, name);
+  mkdirSync(outdir, { recursive: true });
+  execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", config], { cwd: ROOT, env: ENV, stdio: "ignore" });
+  const script = `${basename(main).replace(/\.ts$/, "")}.js`;
+  return {
+    ...workerOptions,
+    name,
+    modules: true,
+    modulesRoot: outdir,
+    scriptPath: join(outdir, script),
+    modulesRules: [{ type: "ESModule", include: ["**/*.js"] }, ...(workerOptions.modulesRules ?? [])],
+  };
+}
+
+/**
+ * Starts one workerd process serving `workers` (the first is the entry) on a free loopback port.
+ * Log lines the Workers write are read and dropped: in production they leave the isolate for a log
+ * pipeline, and printing them here would charge the bench's own machine for a terminal.
+ */
+export async function startRuntime(workers) {
+  const port = await freePort();
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port,
+    workers,
+    handleRuntimeStdio(stdout, stderr) {
+      stdout.resume();
+      stderr.resume();
+    },
+  });
+  await mf.ready;
+  return { url: `http://127.0.0.1:${port}`, stop: () => mf.dispose() };
+}
+
+/**
+ * The two references the gateway is measured against, each in front of `bundle` over a service binding:
+ * "forwarder" hands the request on untouched (the hop alone); "reframer" is scripts/bench-reframer.mjs
+ * (the hop plus the least a 2026-07-28-speaking proxy must do to each call).
+ */
+export function referenceTo(kind, bundle) {
+  const script = kind === "forwarder" ? { script: "export default { fetch: (request, env) => env.BUNDLE.fetch(request) };" } : { scriptPath: join(ROOT, "scripts/bench-reframer.mjs") };
+  return {
+    name: `bench-${kind}`,
+    modules: true,
+    ...script,
+    compatibilityDate: bundle.compatibilityDate,
+    compatibilityFlags: bundle.compatibilityFlags,
+    serviceBindings: { BUNDLE: bundle.name },
+  };
+}
