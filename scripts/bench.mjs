@@ -6,6 +6,7 @@
 //      (target p50 <= 50 ms) and call-registry Durable Object requests per call (target <= 3)
 //   3. decision-to-tool-result latency through the approval service, long-poll vs plain polling
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
+// (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path.)
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
@@ -129,6 +130,7 @@ async function gatewayVsDirect() {
 console.log(`strad bench: N=${N}, concurrency=${CONCURRENCY}, node ${process.version}`);
 console.log("\n1. echo through the gateway vs directly against the bundle (workerd via Miniflare)");
 await gatewayVsDirect();
+if (process.env.BENCH_ONLY === "1") process.exit(0);
 
 const stack = await startStack();
 try {
