@@ -108,6 +108,27 @@ describe("bad input", () => {
     expect(r.json).toMatchObject({ error: { code: -32600, message: expect.stringContaining("larger than") } });
   });
 
+  it("reads a body sent without a declared length (chunked) under the same 1 MiB cap", async () => {
+    const chunked = async (text: string, pieces: number) => {
+      const bytes = new TextEncoder().encode(text);
+      const size = Math.ceil(bytes.length / pieces);
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += size) controller.enqueue(bytes.slice(at, at + size));
+          controller.close();
+        },
+      });
+      const response = await fetch(mcpUrl("echo"), { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...auth }, body: stream, duplex: "half" } as RequestInit);
+      return { status: response.status, text: await response.text() };
+    };
+    const small = await chunked(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "in pieces" } } }), 5);
+    expect(small.status).toBe(200);
+    expect(small.text).toContain("in pieces");
+    const big = await chunked(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(1024 * 1024 + 10) } } }), 40);
+    expect(big.status).toBe(413);
+    expect(big.text).toContain("larger than");
+  });
+
   it("answers a wrong content type with 415", async () => {
     const response = await fetch(mcpUrl("echo"), { method: "POST", headers: { ...auth, "content-type": "text/plain", accept: "application/json, text/event-stream" }, body: "{}" });
     expect(response.status).toBe(415);
