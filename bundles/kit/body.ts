@@ -4,20 +4,26 @@
 
 export type Capped<T> = { ok: true; value: T } | { ok: false; tooLarge: boolean };
 
+/**
+ * The body's declared length, when it has a well-formed one. The runtime ends such a body at that length
+ * (HTTP framing, or the known size of a body handed over a service binding), so it can be read natively
+ * rather than by a JS loop that would only re-check it, one promise per chunk.
+ */
+function declaredLength(message: Request | Response): number | undefined {
+  const value = message.headers.get("content-length");
+  return value !== null && /^\d{1,10}$/.test(value) ? Number(value) : undefined;
+}
+
 export async function readCappedBytes(message: Request | Response, maxBytes: number): Promise<Capped<Uint8Array>> {
-  const declared = Number(message.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
+  const declared = declaredLength(message);
+  if (declared !== undefined && declared > maxBytes) {
     // An answer we will not read is released; a request's unread body is left to the runtime, since
     // cancelling it can take the caller's connection down with it.
     if (message instanceof Response) await message.body?.cancel().catch(() => {});
     return { ok: false, tooLarge: true };
   }
   if (message.body === null) return { ok: true, value: new Uint8Array() };
-  // A declared length within the cap is read natively: the runtime ends the body at that length (HTTP
-  // framing, or the known size of a body handed over a service binding), which a JS read loop would only
-  // re-check, one promise per chunk.
-  const length = message.headers.get("content-length");
-  if (length !== null && /^\d{1,10}$/.test(length)) {
+  if (declared !== undefined) {
     let bytes: Uint8Array;
     try {
       bytes = new Uint8Array(await message.arrayBuffer());
@@ -25,7 +31,7 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
       return { ok: false, tooLarge: false };
     }
     // A body that outgrew its own declaration (a hand-built stream, never an HTTP peer) is still refused.
-    return bytes.byteLength > Math.min(declared, maxBytes) ? { ok: false, tooLarge: true } : { ok: true, value: bytes };
+    return bytes.byteLength > declared ? { ok: false, tooLarge: true } : { ok: true, value: bytes };
   }
   const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -56,8 +62,8 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
 
 /** The same, decoded as UTF-8 (invalid sequences replaced unless `fatal`, which turns them into a failure). */
 export async function readCappedText(message: Request | Response, maxBytes: number, fatal = false): Promise<Capped<string>> {
-  const length = message.headers.get("content-length");
-  if (!fatal && length !== null && /^\d{1,10}$/.test(length) && Number(length) <= maxBytes && message.body !== null) {
+  const declared = declaredLength(message);
+  if (!fatal && declared !== undefined && declared <= maxBytes && message.body !== null) {
     // Decoded natively; a decoded string never has more UTF-16 units than the bytes it came from.
     let text: string;
     try {
@@ -65,7 +71,7 @@ export async function readCappedText(message: Request | Response, maxBytes: numb
     } catch {
       return { ok: false, tooLarge: false };
     }
-    return text.length > Number(length) ? { ok: false, tooLarge: true } : { ok: true, value: text };
+    return text.length > declared ? { ok: false, tooLarge: true } : { ok: true, value: text };
   }
   const bytes = await readCappedBytes(message, maxBytes);
   if (!bytes.ok) return bytes;

@@ -34,6 +34,13 @@ describe("readCapped", () => {
     expect(await readCappedText(lying, 64)).toEqual({ ok: false, tooLarge: true });
   });
 
+  it("treats a malformed declared length as none, and still stops past the cap", async () => {
+    for (const length of ["1e3", "-1", " 4", "0x10", "99999999999"]) {
+      const response = new Response(streamOf(["aaaa", "bbbb", "cccc"]).stream, { headers: { "content-length": length } });
+      expect(await readCappedBytes(response, 6), length).toEqual({ ok: false, tooLarge: true });
+    }
+  });
+
   it("stops one chunk past the cap of an undeclared stream and reads no further", async () => {
     const { stream, pulled } = streamOf(["aaaa", "bbbb", "cccc", "dddd", "eeee"]);
     expect(await readCappedBytes(new Response(stream), 6)).toEqual({ ok: false, tooLarge: true });
