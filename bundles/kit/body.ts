@@ -42,7 +42,9 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {
-        await reader.cancel().catch(() => {});
+        // As above: an answer is released, a request's rest is left to the runtime.
+        if (message instanceof Response) await reader.cancel().catch(() => {});
+        else reader.releaseLock();
         return { ok: false, tooLarge: true };
       }
       chunks.push(value);
