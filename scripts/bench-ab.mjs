@@ -1,0 +1,73 @@
+// A/B of two gateway builds in one run, for work on the hot path: the same echo call through build A and
+// build B, each in its own workerd (scripts/bench-runtime.mjs) with the same bundles, in alternating rounds.
+//   node scripts/bench-ab.mjs build A   # build the gateway as the tree is now, keep it as A
+//   (change the gateway)
+//   node scripts/bench-ab.mjs build B
+//   node scripts/bench-ab.mjs run       # B/A p50 and throughput at concurrency 16 and 1
+// Two builds of the same tree differ by about ±4% on a two-core machine; read smaller effects as noise.
+import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { buildWorker, startRuntime } from "./bench-runtime.mjs";
+import { ROOT } from "./stack.mjs";
+
+const [command, which] = process.argv.slice(2);
+const kept = (label) => join(ROOT, ".bench", `ab-${label}`);
+
+if (command === "build" && (which === "A" || which === "B")) {
+  const gateway = buildWorker("wrangler.toml");
+  rmSync(kept(which), { recursive: true, force: true });
+  cpSync(gateway.modulesRoot, kept(which), { recursive: true });
+  console.log(`gateway build kept as ${which}`);
+  process.exit(0);
+}
+if (command !== "run" || !existsSync(kept("A")) || !existsSync(kept("B"))) {
+  console.error("usage: node scripts/bench-ab.mjs build A|B, then node scripts/bench-ab.mjs run");
+  process.exit(2);
+}
+
+const TOKEN = /^STRAD_TOKEN_DEV_SESSION="(.*)"$/m.exec(readFileSync(join(ROOT, ".dev.vars.example"), "utf8"))?.[1];
+const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"].map(buildWorker);
+const as = (label) => ({ ...gateway, modulesRoot: kept(label), scriptPath: join(kept(label), "index.js") });
+const runtimes = { A: await startRuntime([as("A"), echo, google]), B: await startRuntime([as("B"), echo, google]) };
+
+async function call(url, id) {
+  const started = performance.now();
+  const response = await fetch(`${url}/mcp?servers=echo`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: `ab ${id}` } } }),
+  });
+  if (!(await response.text()).includes('"result"')) throw new Error(`call failed: HTTP ${response.status}`);
+  return performance.now() - started;
+}
+
+async function round(url, n, concurrency) {
+  const latencies = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < n) latencies.push(await call(url, ++next));
+  }));
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+function summary(rounds) {
+  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  return { p50: latencies[Math.floor(latencies.length / 2)], perSec: latencies.length / rounds.reduce((t, r) => t + r.seconds, 0) };
+}
+
+try {
+  for (const concurrency of [16, 1]) {
+    const rounds = { A: [], B: [] };
+    for (const label of ["A", "B"]) await round(runtimes[label].url, 200, concurrency);
+    for (let r = 0; r < 12; r++) {
+      // Alternate which build goes first, so neither always follows the other.
+      for (const label of r % 2 === 0 ? ["A", "B"] : ["B", "A"]) rounds[label].push(await round(runtimes[label].url, concurrency === 1 ? 200 : 400, concurrency));
+    }
+    const a = summary(rounds.A);
+    const b = summary(rounds.B);
+    console.log(`concurrency ${concurrency}: A p50 ${a.p50.toFixed(2)} ms, ${a.perSec.toFixed(0)}/s; B p50 ${b.p50.toFixed(2)} ms, ${b.perSec.toFixed(0)}/s; B/A p50 ${(b.p50 / a.p50).toFixed(3)}, throughput ${(b.perSec / a.perSec).toFixed(3)}`);
+  }
+} finally {
+  for (const runtime of Object.values(runtimes)) await runtime.stop();
+}
