@@ -84,7 +84,7 @@ function merge(label, runs) {
   return summarise(label, runs.flatMap((r) => r.latencies), runs.reduce((t, r) => t + r.seconds, 0));
 }
 
-/** Part 1: the same echo call through the gateway, through a bare forwarder, and straight to the bundle. */
+/** Part 1: the same echo call through the gateway, through the two references, and straight to the bundle. */
 async function gatewayVsDirect() {
   const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"].map(buildWorker);
   // The bundle on its own has no gateway beside it, so no call registry either; echo never touches it.
