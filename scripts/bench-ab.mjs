@@ -7,7 +7,7 @@
 // Two builds of the same tree differ by about ±4% on a two-core machine; read smaller effects as noise.
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { buildWorker, startRuntime } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { ROOT } from "./stack.mjs";
 
 const [command, which] = process.argv.slice(2);
@@ -30,26 +30,8 @@ const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", 
 const as = (label) => ({ ...gateway, modulesRoot: kept(label), scriptPath: join(kept(label), "index.js") });
 const runtimes = { A: await startRuntime([as("A"), echo, google]), B: await startRuntime([as("B"), echo, google]) };
 
-async function call(url, id) {
-  const started = performance.now();
-  const response = await fetch(`${url}/mcp?servers=echo`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: `ab ${id}` } } }),
-  });
-  if (!(await response.text()).includes('"result"')) throw new Error(`call failed: HTTP ${response.status}`);
-  return performance.now() - started;
-}
-
-async function round(url, n, concurrency) {
-  const latencies = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) latencies.push(await call(url, ++next));
-  }));
-  return { latencies, seconds: (performance.now() - started) / 1000 };
-}
+const auth = { authorization: `Bearer ${TOKEN}` };
+const round = (url, n, concurrency) => closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }));
 
 function summary(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);

@@ -15,11 +15,13 @@ import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { freePort, prepare, ROOT } from "./stack.mjs";
 
 const BUILD = join(ROOT, ".bench");
+let prepared = false;
 const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
 
 /** Builds one Worker as it would be deployed and returns Miniflare options for it. */
 export function buildWorker(config) {
-  prepare();
+  if (!prepared) prepare();
+  prepared = true;
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(ROOT, config));
   const name = /^name = "([^"]+)"/m.exec(readFileSync(join(ROOT, config), "utf8"))?.[1];
   if (name === undefined) throw new Error(`${config} has no name`);
@@ -72,4 +74,30 @@ export function referenceTo(kind, bundle) {
     compatibilityFlags: bundle.compatibilityFlags,
     serviceBindings: { BUNDLE: bundle.name },
   };
+}
+
+/** One 2025-11-25 tools/call; resolves to its latency in ms, throws unless it answered a result. */
+export async function timedCall(url, headers, id, name, args) {
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", ...headers },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }),
+  });
+  const text = await response.text();
+  if (response.status !== 200 || !text.includes('"result"')) throw new Error(`call failed: HTTP ${response.status}`);
+  return performance.now() - started;
+}
+
+/** `n` calls of `fn(i)` with `concurrency` in flight; their latencies and the seconds the whole loop took. */
+export async function closedLoop(n, concurrency, fn) {
+  const latencies = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) latencies.push(await fn(next++));
+    }),
+  );
+  return { latencies, seconds: (performance.now() - started) / 1000 };
 }

@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { buildWorker, referenceTo, startRuntime } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, referenceTo, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { ROOT, PORTS, startStack } from "./stack.mjs";
 
 const N = Number(process.argv[2] ?? process.env.BENCH_N ?? 2000);
@@ -39,35 +39,9 @@ function instantApprover() {
   });
 }
 
-function body(id, name, args) {
-  return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
-}
-
-async function call(url, headers, id, name, args) {
-  const started = performance.now();
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", ...headers },
-    body: body(id, name, args),
-  });
-  const text = await response.text();
-  if (response.status !== 200 || !text.includes('"result"')) throw new Error(`call failed: HTTP ${response.status}`);
-  return performance.now() - started;
-}
-
 async function run(label, n, fn, concurrency = CONCURRENCY) {
-  const latencies = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++;
-        latencies.push(await fn(i));
-      }
-    }),
-  );
-  return summarise(label, latencies, (performance.now() - started) / 1000);
+  const { latencies, seconds } = await closedLoop(n, concurrency, fn);
+  return summarise(label, latencies, seconds);
 }
 
 function summarise(label, latencies, seconds) {
@@ -102,10 +76,10 @@ async function gatewayVsDirect() {
     const directRt = await start([echoAlone]);
     const auth = { authorization: `Bearer ${TOKEN}` };
     const paths = {
-      gateway: (i) => call(`${viaGatewayRt.url}/mcp?servers=echo`, auth, i, "echo", { text: `bench ${i}` }),
-      forwarder: (i) => call(`${forwarderRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
-      reframer: (i) => call(`${reframerRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
-      direct: (i) => call(`${directRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
+      gateway: (i) => timedCall(`${viaGatewayRt.url}/mcp?servers=echo`, auth, i, "echo", { text: `bench ${i}` }),
+      forwarder: (i) => timedCall(`${forwarderRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
+      reframer: (i) => timedCall(`${reframerRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
+      direct: (i) => timedCall(`${directRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
     };
     // Warm every path so that start-up cost is not measured.
     for (const fn of Object.values(paths)) await run(null, 200, fn);
@@ -143,9 +117,9 @@ try {
   const served = async () => (await (await fetch(`http://127.0.0.1:${PORTS.gateway}/_dev/calls/dev-session`)).json()).served;
   const approver = await instantApprover();
   try {
-    const waived = await run("demo_write, waived (asks nobody)", confirmedN, (i) => call(gatewayUrl("echo-waived"), auth, `w-${i}`, "demo_write", { note: `bench ${i}` }), 1);
+    const waived = await run("demo_write, waived (asks nobody)", confirmedN, (i) => timedCall(gatewayUrl("echo-waived"), auth, `w-${i}`, "demo_write", { note: `bench ${i}` }), 1);
     const before = await served();
-    const confirmed = await run("demo_write, confirmed", confirmedN, (i) => call(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": APPROVAL_URL }, `c-${i}`, "demo_write", { note: `bench ${i}` }), 1);
+    const confirmed = await run("demo_write, confirmed", confirmedN, (i) => timedCall(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": APPROVAL_URL }, `c-${i}`, "demo_write", { note: `bench ${i}` }), 1);
     await new Promise((r) => setTimeout(r, 1000));
     const perCall = ((await served()) - before) / confirmedN;
     console.log(`   overhead per confirmed call: p50 ${(confirmed.p50 - waived.p50).toFixed(2)} ms (target <= 50 ms); call-registry requests per call: ${perCall.toFixed(2)} (target <= 3)`);
@@ -159,7 +133,7 @@ try {
     const latencies = [];
     for (let i = 0; i < DECISIONS; i++) {
       const session = await mintSession({ longPoll });
-      const result = call(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": session.elicitationUrl }, `d-${longPoll}-${i}`, "demo_write", { note: `decision ${i}` });
+      const result = timedCall(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": session.elicitationUrl }, `d-${longPoll}-${i}`, "demo_write", { note: `decision ${i}` });
       const prompt = await waitForPendingPrompt(session.sessionId, { timeoutMs: 30_000, intervalMs: 20 });
       // Let the bundle settle into its wait (a held poll, or the pause between polls) before deciding.
       await new Promise((r) => setTimeout(r, 150 + Math.random() * 200));

@@ -14,6 +14,17 @@ function declaredLength(message: Request | Response): number | undefined {
   return value !== null && /^\d{1,10}$/.test(value) ? Number(value) : undefined;
 }
 
+/** Reads a declared-length body natively; one that outgrew its declaration (a hand-built stream, never an HTTP peer) is still refused. */
+async function readDeclared<T>(read: () => Promise<T>, size: (value: T) => number, declared: number): Promise<Capped<T>> {
+  let value: T;
+  try {
+    value = await read();
+  } catch {
+    return { ok: false, tooLarge: false };
+  }
+  return size(value) > declared ? { ok: false, tooLarge: true } : { ok: true, value };
+}
+
 export async function readCappedBytes(message: Request | Response, maxBytes: number): Promise<Capped<Uint8Array>> {
   const declared = declaredLength(message);
   if (declared !== undefined && declared > maxBytes) {
@@ -23,16 +34,7 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
     return { ok: false, tooLarge: true };
   }
   if (message.body === null) return { ok: true, value: new Uint8Array() };
-  if (declared !== undefined) {
-    let bytes: Uint8Array;
-    try {
-      bytes = new Uint8Array(await message.arrayBuffer());
-    } catch {
-      return { ok: false, tooLarge: false };
-    }
-    // A body that outgrew its own declaration (a hand-built stream, never an HTTP peer) is still refused.
-    return bytes.byteLength > declared ? { ok: false, tooLarge: true } : { ok: true, value: bytes };
-  }
+  if (declared !== undefined) return readDeclared(async () => new Uint8Array(await message.arrayBuffer()), (bytes) => bytes.byteLength, declared);
   const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -67,13 +69,7 @@ export async function readCappedText(message: Request | Response, maxBytes: numb
   const declared = declaredLength(message);
   if (!fatal && declared !== undefined && declared <= maxBytes && message.body !== null) {
     // Decoded natively; a decoded string never has more UTF-16 units than the bytes it came from.
-    let text: string;
-    try {
-      text = await message.text();
-    } catch {
-      return { ok: false, tooLarge: false };
-    }
-    return text.length > declared ? { ok: false, tooLarge: true } : { ok: true, value: text };
+    return readDeclared(() => message.text(), (text) => text.length, declared);
   }
   const bytes = await readCappedBytes(message, maxBytes);
   if (!bytes.ok) return bytes;
