@@ -5,7 +5,8 @@ import { readCappedText } from "../bundles/kit/body";
 import type { ServerEntry } from "./roster";
 
 export const UPSTREAM_REVISION = "2026-07-28";
-const MAX_UPSTREAM_BODY = 16 * 1024 * 1024;
+/** The most of an upstream answer the gateway reads; past it the answer is refused, not held. */
+export const MAX_UPSTREAM_BODY = 16 * 1024 * 1024;
 
 export type UpstreamError =
   | { code: "UPSTREAM_HTTP"; status: number }
@@ -82,7 +83,11 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
   }
   const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   try {
-    if (type === "application/json") return answerOf(JSON.parse(await readCapped(response)), id);
+    if (type === "application/json") {
+      const text = await readCappedText(response, MAX_UPSTREAM_BODY);
+      if (!text.ok) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: text.tooLarge ? "the answer is too large" : "the answer could not be read" }) };
+      return answerOf(JSON.parse(text.value), id);
+    }
     if (type === "text/event-stream") return await readEventStream(response, id, req);
     await response.body?.cancel().catch(() => {});
     return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "unexpected content type" } };
@@ -96,12 +101,6 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
 function abortedOr(signal: AbortSignal, fallback: UpstreamError): UpstreamError {
   if (!signal.aborted) return fallback;
   return signal.reason instanceof AbortReason ? signal.reason.error : { code: "UPSTREAM_ABORTED", reason: "aborted" };
-}
-
-async function readCapped(response: Response): Promise<string> {
-  const text = await readCappedText(response, MAX_UPSTREAM_BODY);
-  if (!text.ok) throw new Error(text.tooLarge ? "too large" : "unreadable");
-  return text.value;
 }
 
 function answerOf(message: unknown, id: number): UpstreamResult {
@@ -125,11 +124,16 @@ function stripHopFields(result: Record<string, unknown>): Record<string, unknown
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }
 
+const FRAME_END = /\r?\n\r?\n/;
+
 /** Reads SSE frames until the response to `id` arrives; relays progress on the way. */
 async function readEventStream(response: Response, id: number, req: UpstreamRequest): Promise<UpstreamResult> {
   const reader = response.body?.pipeThrough(new TextDecoderStream()).getReader();
   if (reader === undefined) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "empty event stream" } };
-  let buffer = "";
+  // Text not yet ended by a frame boundary, kept in pieces: it is joined and scanned again only when a chunk
+  // completes a boundary, so one long frame costs linear time, not a rescan of the whole buffer per chunk.
+  let pending: string[] = [];
+  let tail = "";
   let total = 0;
   try {
     for (;;) {
@@ -137,11 +141,18 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
       if (done) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: "the event stream ended without an answer" }) };
       total += value.length;
       if (total > MAX_UPSTREAM_BODY) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is too large" } };
-      buffer += value;
+      // A boundary is at most four characters, so the last three before this chunk are enough to find one.
+      const window = tail + value;
+      pending.push(value);
+      tail = window.slice(-3);
+      if (!FRAME_END.test(window)) continue;
+      let buffer = pending.join("");
       let end: number;
-      while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
+      while ((end = buffer.search(FRAME_END)) !== -1) {
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+        pending = [buffer];
+        tail = buffer.slice(-3);
         const data = frame
           .split(/\r?\n/)
           .filter((line) => line.startsWith("data:"))

@@ -1,0 +1,147 @@
+// Covers one upstream exchange (worker/upstream.ts) against a stand-in fetcher: the request the gateway
+// builds, the answers it accepts, and the cap on what it reads of an answer (MAX_UPSTREAM_BODY).
+import { describe, expect, it } from "vitest";
+import { validateRoster } from "../../worker/roster";
+import { callUpstream, describeUpstreamError, MAX_UPSTREAM_BODY, type UpstreamResult } from "../../worker/upstream";
+
+const roster = validateRoster({
+  callers: [],
+  servers: [{ slug: "echo", kind: "bundle", bundle: "ECHO", path: "/echo", entitlements: ["user"] }],
+});
+if (!roster.ok) throw new Error(JSON.stringify(roster.errors));
+const server = roster.roster.servers[0];
+if (server === undefined) throw new Error("no server");
+
+interface Sent {
+  url: string;
+  init: RequestInit;
+}
+
+async function call(answer: (sent: Sent) => Response): Promise<{ result: UpstreamResult; sent: Sent }> {
+  let sent: Sent | undefined;
+  const result = await callUpstream({
+    server: server as NonNullable<typeof server>,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: "hi" } },
+    meta: { progressToken: "strad-1" },
+    headers: { "x-configured": "yes" },
+    signal: new AbortController().signal,
+    fetcher: async (url, init) => {
+      sent = { url, init };
+      return answer(sent);
+    },
+  });
+  if (sent === undefined) throw new Error("nothing was sent");
+  return { result, sent };
+}
+
+/** A body of `total` bytes in 64 KiB chunks that counts how many it was asked for. */
+function counted(total: number, prefix = ""): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+  const chunk = new Uint8Array(64 * 1024).fill(0x20);
+  let pulls = 0;
+  let sent = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls++;
+      if (sent === 0 && prefix !== "") {
+        const head = new TextEncoder().encode(prefix);
+        sent += head.byteLength;
+        controller.enqueue(head);
+        return;
+      }
+      if (sent >= total) return controller.close();
+      sent += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+  return { stream, pulled: () => pulls };
+}
+
+const failure = (result: UpstreamResult) => (result.ok ? "ok" : describeUpstreamError("echo", result.error));
+
+describe("callUpstream", () => {
+  it("builds the request itself: the mount path, 2026-07-28 framing, the configured headers, its own _meta, no redirects", async () => {
+    const { sent } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: { content: [] } }));
+    expect(sent.url).toBe("https://bundle.internal/echo");
+    expect(sent.init.redirect).toBe("manual");
+    const headers = sent.init.headers as Record<string, string>;
+    expect(headers).toMatchObject({ "x-configured": "yes", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo" });
+    const body = JSON.parse(sent.init.body as string);
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } });
+    expect(body.params._meta).toMatchObject({ progressToken: "strad-1", "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
+  });
+
+  it("hands back the result without the hop's fields, keeping the upstream's other _meta", async () => {
+    const { result } = await call(() =>
+      Response.json({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hi" }], resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 } } }),
+    );
+    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }], _meta: { "vendor/x": 1 } } });
+  });
+
+  it("refuses an answer to another request", async () => {
+    const { result } = await call(() => Response.json({ jsonrpc: "2.0", id: 2, result: {} }));
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer names another request');
+  });
+
+  it("names the status of a failed answer and leaves its body unread", async () => {
+    const body = counted(1024);
+    const { result } = await call(() => new Response(body.stream, { status: 502 }));
+    expect(failure(result)).toBe('server "echo" answered HTTP 502');
+    expect(body.pulled()).toBeLessThanOrEqual(1);
+  });
+
+  it("refuses a JSON answer that declares more than the cap without reading it", async () => {
+    const body = counted(1024);
+    const { result } = await call(() => new Response(body.stream, { headers: { "content-type": "application/json", "content-length": String(MAX_UPSTREAM_BODY + 1) } }));
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer is too large');
+    expect(body.pulled()).toBeLessThanOrEqual(1);
+  });
+
+  it("stops reading a JSON answer of unknown length one chunk past the cap", async () => {
+    const body = counted(4 * MAX_UPSTREAM_BODY, '{"jsonrpc":"2.0","id":1,"result":{"pad":"');
+    const { result } = await call(() => new Response(body.stream, { headers: { "content-type": "application/json" } }));
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer is too large');
+    const chunksToCap = MAX_UPSTREAM_BODY / (64 * 1024);
+    expect(body.pulled()).toBeGreaterThan(chunksToCap);
+    expect(body.pulled()).toBeLessThan(chunksToCap + 4);
+  });
+
+  it("reads an event stream cut at every character, CRLF or LF, relaying progress before the answer", async () => {
+    const text =
+      'event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":1}}\r\n\r\n' +
+      ": keepalive\n\n" +
+      'event: message\ndata: {"jsonrpc":"2.0","id":1,\ndata: "result":{"content":[{"type":"text","text":"done"}]}}\n\n';
+    const bytes = new TextEncoder().encode(text);
+    let at = 0;
+    const progress: unknown[] = [];
+    const result = await callUpstream({
+      server: server as NonNullable<typeof server>,
+      method: "tools/call",
+      params: { name: "echo" },
+      meta: {},
+      headers: {},
+      signal: new AbortController().signal,
+      onProgress: (p) => progress.push(p),
+      fetcher: async () =>
+        new Response(
+          new ReadableStream({
+            pull(controller) {
+              if (at >= bytes.length) return controller.close();
+              controller.enqueue(bytes.slice(at, ++at));
+            },
+          }),
+          { headers: { "content-type": "text/event-stream" } },
+        ),
+    });
+    expect(progress).toEqual([{ progressToken: "strad-1", progress: 1 }]);
+    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "done" }] } });
+  });
+
+  it("stops reading an event stream one chunk past the cap", async () => {
+    const body = counted(4 * MAX_UPSTREAM_BODY, 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"pad":"');
+    const { result } = await call(() => new Response(body.stream, { headers: { "content-type": "text/event-stream" } }));
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer is too large');
+    const chunksToCap = MAX_UPSTREAM_BODY / (64 * 1024);
+    expect(body.pulled()).toBeLessThan(chunksToCap + 4);
+  });
+});
