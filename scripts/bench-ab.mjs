@@ -1,23 +1,27 @@
-// A/B of two gateway builds in one run, for work on the hot path: the same echo call through build A and
-// build B, each in its own workerd (scripts/bench-runtime.mjs) with the same bundles, in alternating rounds.
-//   node scripts/bench-ab.mjs build A   # build the gateway as the tree is now, keep it as A
-//   (change the gateway)
+// A/B of two builds in one run, for work on the hot path: the same echo call through build A and build B of
+// the gateway and the echo bundle, each pair in its own workerd (scripts/bench-runtime.mjs), in alternating rounds.
+//   node scripts/bench-ab.mjs build A   # build the gateway and the echo bundle as the tree is now, keep them as A
+//   (change the gateway or the bundle kit)
 //   node scripts/bench-ab.mjs build B
 //   node scripts/bench-ab.mjs run       # B/A p50 and throughput at concurrency 16 and 1
 // Two builds of the same tree differ by about ±4% on a two-core machine; read smaller effects as noise.
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { buildWorker, closedLoop, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { ROOT } from "./stack.mjs";
 
 const [command, which] = process.argv.slice(2);
 const kept = (label) => join(ROOT, ".bench", `ab-${label}`);
 
+const CONFIGS = { gateway: "wrangler.toml", echo: "bundles/echo/wrangler.toml" };
+
 if (command === "build" && (which === "A" || which === "B")) {
-  const gateway = buildWorker("wrangler.toml");
-  rmSync(kept(which), { recursive: true, force: true });
-  cpSync(gateway.modulesRoot, kept(which), { recursive: true });
-  console.log(`gateway build kept as ${which}`);
+  for (const [part, config] of Object.entries(CONFIGS)) {
+    const built = buildWorker(config);
+    rmSync(join(kept(which), part), { recursive: true, force: true });
+    cpSync(built.modulesRoot, join(kept(which), part), { recursive: true });
+  }
+  console.log(`gateway and echo bundle builds kept as ${which}`);
   process.exit(0);
 }
 if (command !== "run" || !existsSync(kept("A")) || !existsSync(kept("B"))) {
@@ -26,9 +30,12 @@ if (command !== "run" || !existsSync(kept("A")) || !existsSync(kept("B"))) {
 }
 
 const TOKEN = /^STRAD_TOKEN_DEV_SESSION="(.*)"$/m.exec(readFileSync(join(ROOT, ".dev.vars.example"), "utf8"))?.[1];
-const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"].map(buildWorker);
-const as = (label) => ({ ...gateway, modulesRoot: kept(label), scriptPath: join(kept(label), "index.js") });
-const runtimes = { A: await startRuntime([as("A"), echo, google]), B: await startRuntime([as("B"), echo, google]) };
+const [gateway, echo, google] = [CONFIGS.gateway, CONFIGS.echo, "bundles/google/wrangler.toml"].map(buildWorker);
+const as = (label, part, options) => ({ ...options, modulesRoot: join(kept(label), part), scriptPath: join(kept(label), part, basename(options.scriptPath)) });
+const runtimes = {
+  A: await startRuntime([as("A", "gateway", gateway), as("A", "echo", echo), google]),
+  B: await startRuntime([as("B", "gateway", gateway), as("B", "echo", echo), google]),
+};
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 const round = (url, n, concurrency) => closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }));
