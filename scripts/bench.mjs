@@ -83,11 +83,16 @@ async function gatewayVsDirect() {
     };
     // Warm every path so that start-up cost is not measured.
     for (const fn of Object.values(paths)) await run(null, 200, fn);
-    // Interleaved in rounds, so that every path sees the same moments of a shared, noisy machine.
-    const rounds = 10;
-    const runs = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+    // Interleaved in short rounds, so that every path sees the same moments of a shared, noisy machine, and
+    // in a rotating order, so that no path always runs first or always follows the same one.
+    const rounds = 20;
+    const names = Object.keys(paths);
+    const runs = Object.fromEntries(names.map((name) => [name, []]));
     for (let r = 0; r < rounds; r++) {
-      for (const [name, fn] of Object.entries(paths)) runs[name].push(await run(null, Math.ceil(N / rounds), fn));
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(r + k) % names.length];
+        runs[name].push(await run(null, Math.ceil(N / rounds), paths[name]));
+      }
     }
     const viaGateway = merge("gateway -> echo bundle", runs.gateway);
     const viaForwarder = merge("forwarder -> echo bundle", runs.forwarder);

@@ -64,6 +64,10 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
   return { ok: true, value: bytes };
 }
 
+// One decoder of each kind serves every read: decode() without { stream: true } keeps no state between calls.
+const lenientUtf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
 /** The same, decoded as UTF-8 (invalid sequences replaced unless `fatal`, which turns them into a failure). */
 export async function readCappedText(message: Request | Response, maxBytes: number, fatal = false): Promise<Capped<string>> {
   const declared = declaredLength(message);
@@ -74,7 +78,7 @@ export async function readCappedText(message: Request | Response, maxBytes: numb
   const bytes = await readCappedBytes(message, maxBytes);
   if (!bytes.ok) return bytes;
   try {
-    return { ok: true, value: new TextDecoder("utf-8", { fatal, ignoreBOM: false }).decode(bytes.value) };
+    return { ok: true, value: (fatal ? strictUtf8 : lenientUtf8).decode(bytes.value) };
   } catch {
     return { ok: false, tooLarge: false };
   }

@@ -2,11 +2,12 @@
 import { describe, expect, it } from "vitest";
 import { readCappedBytes, readCappedText } from "../../../bundles/kit/body";
 
-function streamOf(chunks: string[]): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+function streamOf(chunks: (string | Uint8Array)[]): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
   let i = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
-      if (i < chunks.length) controller.enqueue(new TextEncoder().encode(chunks[i++]));
+      const chunk = chunks[i++];
+      if (chunk !== undefined) controller.enqueue(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
       else controller.close();
     },
   });
@@ -51,5 +52,14 @@ describe("readCapped", () => {
     const bad = () => new Response(new Uint8Array([0x7b, 0xff, 0x7d]));
     expect(await readCappedText(bad(), 10, true)).toEqual({ ok: false, tooLarge: false });
     expect(await readCappedText(bad(), 10)).toEqual({ ok: true, value: "{\uFFFD}" });
+  });
+
+  it("decodes each body on its own: a failed or truncated sequence never carries into the next read", async () => {
+    // Undeclared streams, so the shared decoders (not the runtime's text()) do the decoding.
+    const streamed = (...parts: number[][]) => new Response(streamOf(parts.map((p) => new Uint8Array(p))).stream);
+    expect(await readCappedText(streamed([0x61, 0xe2, 0x82]), 10, true)).toEqual({ ok: false, tooLarge: false });
+    expect(await readCappedText(streamed([0xac, 0x62]), 10, true)).toEqual({ ok: false, tooLarge: false });
+    expect(await readCappedText(streamed([0x61, 0xe2, 0x82]), 10)).toEqual({ ok: true, value: "a\uFFFD" });
+    expect(await readCappedText(streamed([0xe2], [0x82, 0xac]), 10, true)).toEqual({ ok: true, value: "\u20AC" });
   });
 });
