@@ -163,6 +163,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   const meta: Record<string, unknown> = {};
   let stopWatch: (() => void) | undefined;
   let registered: CallRef | undefined;
+  let drained = false;
   try {
     const headers = serverHeaders(gw, server);
     // The gateway's own progress token: always on a confirmed call (its keepalives ride on it), otherwise only
@@ -200,6 +201,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
         void call.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
       },
     });
+    drained = answer.drained === true;
     if (!answer.ok) {
       gw.log.outcome = answer.error.code.toLowerCase();
       throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
@@ -208,8 +210,10 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     return answer.result;
   } finally {
     clearTimeout(timer);
-    // Whatever ended the call, its upstream request ends with it: nothing of it may outlive the answer.
-    abort(CALL_ENDED);
+    // Whatever ended the call, an upstream request still open ends with it: nothing of it may outlive the
+    // answer. One whose answer was read to its end is already over, and aborting it anyway would be work on
+    // every call for nothing.
+    if (!drained) abort(CALL_ENDED);
     call.signal.removeEventListener("abort", onCallerGone);
     stopWatch?.();
     if (registered !== undefined) gw.waitUntil(endCall(gw.env.CALLS, registered).catch(() => {}));

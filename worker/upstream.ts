@@ -16,7 +16,11 @@ export type UpstreamError =
   | { code: "UPSTREAM_PROTOCOL"; why: string }
   | { code: "UPSTREAM_RPC"; rpcCode: number; message: string };
 
-export type UpstreamResult = { ok: true; result: Record<string, unknown> } | { ok: false; error: UpstreamError };
+/**
+ * `drained`: the upstream's answer was read to its end, so nothing of the exchange is left open. Absent when
+ * the answer was cut short (an event stream is cancelled once the answer arrives) or never came.
+ */
+export type UpstreamResult = ({ ok: true; result: Record<string, unknown> } | { ok: false; error: UpstreamError }) & { drained?: true };
 
 export interface UpstreamRequest {
   server: ServerEntry;
@@ -86,7 +90,7 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
     if (type === "application/json") {
       const text = await readCappedText(response, MAX_UPSTREAM_BODY);
       if (!text.ok) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: text.tooLarge ? "the answer is too large" : "the answer could not be read" }) };
-      return answerOf(JSON.parse(text.value), id);
+      return { ...answerOf(JSON.parse(text.value), id), drained: true };
     }
     if (type === "text/event-stream") return await readEventStream(response, id, req);
     await response.body?.cancel().catch(() => {});

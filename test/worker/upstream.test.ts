@@ -71,11 +71,11 @@ describe("callUpstream", () => {
     expect(body.params._meta).toMatchObject({ progressToken: "strad-1", "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
   });
 
-  it("hands back the result without the hop's fields, keeping the upstream's other _meta", async () => {
+  it("hands back the result without the hop's fields, keeping the upstream's other _meta, and says the answer was read to its end", async () => {
     const { result } = await call(() =>
       Response.json({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hi" }], resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 } } }),
     );
-    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }], _meta: { "vendor/x": 1 } } });
+    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }], _meta: { "vendor/x": 1 } }, drained: true });
   });
 
   it("refuses an answer to another request", async () => {
@@ -134,6 +134,8 @@ describe("callUpstream", () => {
         ),
     });
     expect(progress).toEqual([{ progressToken: "strad-1", progress: 1 }]);
+    // An event stream is cancelled once the answer is in, not read to its end: the caller of callUpstream
+    // still has to end the exchange.
     expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "done" }] } });
   });
 
