@@ -1,11 +1,12 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: "unit" runs pure modules in Node; "e2e" drives the running local stack (real Workers,
+// Two projects: "unit" runs pure modules in Node (and the CallRegistry Durable Object on workerd, through
+// Miniflare, driven from Node); "e2e" drives the running local stack (real Workers,
 // real Durable Objects, real service bindings) that its global setup starts, as `npm run dev` does.
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: "unit", include: ["test/worker/**/*.test.ts", "test/bundles/**/*.unit.test.ts", "test/scripts/**/*.test.ts"] } },
+      { test: { name: "unit", include: ["test/worker/**/*.test.ts", "test/durable-objects/**/*.test.ts", "test/bundles/**/*.unit.test.ts", "test/scripts/**/*.test.ts"] } },
       {
         test: {
           name: "e2e",

@@ -1,4 +1,5 @@
-// Runs Workers for `npm run bench` on workerd through Miniflare, without `wrangler dev`'s proxy and inspector.
+// Runs Workers on workerd through Miniflare, built as they are deployed and without `wrangler dev`'s proxy and
+// inspector: for `npm run bench`, and for tests that drive a Durable Object on its real runtime.
 //
 // Why not `wrangler dev` for the latency comparison: its inspector proxy reports every subrequest of the
 // primary Worker (four Network events each) to wrangler's Node process, one loopback request per event, and
@@ -18,14 +19,14 @@ const BUILD = join(ROOT, ".bench");
 let prepared = false;
 const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
 
-/** Builds one Worker as it would be deployed and returns Miniflare options for it. */
-export function buildWorker(config) {
+/** Builds one Worker as it would be deployed (under `into`, .bench/<name> by default) and returns Miniflare options for it. */
+export function buildWorker(config, into = BUILD) {
   if (!prepared) prepare();
   prepared = true;
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(ROOT, config));
   const name = /^name = "([^"]+)"/m.exec(readFileSync(join(ROOT, config), "utf8"))?.[1];
   if (name === undefined) throw new Error(`${config} has no name`);
-  const outdir = join(BUILD, name);
+  const outdir = join(into, name);
   mkdirSync(outdir, { recursive: true });
   execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", config], { cwd: ROOT, env: ENV, stdio: "ignore" });
   const script = `${basename(main).replace(/\.ts$/, "")}.js`;
@@ -56,7 +57,7 @@ export async function startRuntime(workers) {
     },
   });
   await mf.ready;
-  return { url: `http://127.0.0.1:${port}`, stop: () => mf.dispose() };
+  return { url: `http://127.0.0.1:${port}`, miniflare: mf, stop: () => mf.dispose() };
 }
 
 /**

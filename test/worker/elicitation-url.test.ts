@@ -81,6 +81,17 @@ const cases: Case[] = [
   { name: "a DEL character is refused", raw: `${ZIMMER}${TOKEN}\u007f`, expect: { code: "ELICITATION_URL_MALFORMED", why: /control/ } },
   { name: "a zero-width space is refused", raw: `${ZIMMER}\u200b${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /control/ } },
   { name: "a bidi override is refused", raw: `${ZIMMER}\u202e${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /control/ } },
+  ...(
+    [
+      ["a bidi isolate (U+2066)", "\u2066"],
+      ["a pop directional isolate (U+2069)", "\u2069"],
+      ["a byte order mark (U+FEFF)", "\ufeff"],
+      ["a next-line character (U+0085)", "\u0085"],
+      ["a no-break space (U+00A0)", "\u00a0"],
+      ["a line separator (U+2028)", "\u2028"],
+      ["a left-to-right mark (U+200E)", "\u200e"],
+    ] as const
+  ).map(([what, char]): Case => ({ name: `${what} is refused`, raw: `${ZIMMER}${char}${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /whitespace or control/ } })),
   { name: "a fragment is refused", raw: `${ZIMMER}${TOKEN}#frag`, expect: { code: "ELICITATION_URL_MALFORMED", why: /fragment/ } },
   { name: "an empty fragment is refused", raw: `${ZIMMER}${TOKEN}#`, expect: { code: "ELICITATION_URL_MALFORMED", why: /fragment/ } },
   // The parser reads "\" as "/" in an https URL, so a raw backslash could hide a host or a path change.

@@ -157,6 +157,7 @@ describe("config errors name their path", () => {
     expectError(withServer(2, { path: "/x" }), "servers[2].path", /bundle servers only/);
     expectError(withServer(2, { url: undefined }), "servers[2].url", /needs url/);
     expectError(withServer(1, { url: "https://x.example/mcp" }), "servers[1].url", /remote-http servers only/);
+    for (const url of ["ftp://remote.example/mcp", "file:///etc/passwd", "ws://remote.example/mcp"]) expectError(withServer(2, { url }), "servers[2].url", /must be http\(s\)/);
     expectError(withServer(1, { bundle: undefined }), "servers[1].bundle", /needs bundle/);
     expectError(withServer(1, { path: undefined }), "servers[1].path", /needs path/);
   });

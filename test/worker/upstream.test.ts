@@ -83,11 +83,40 @@ describe("callUpstream", () => {
     expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer names another request');
   });
 
-  it("names the status of a failed answer and leaves its body unread", async () => {
-    const body = counted(1024);
-    const { result } = await call(() => new Response(body.stream, { status: 502 }));
-    expect(failure(result)).toBe('server "echo" answered HTTP 502');
+  it.each([502, 404, 400, 302, 307])("names the status of an HTTP %i answer and leaves its body unread, JSON or not", async (status) => {
+    const body = counted(1024, '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"upstream-secret-body"}}');
+    const { result } = await call(() => new Response(body.stream, { status, headers: { "content-type": "application/json", location: "https://elsewhere.example/" } }));
+    expect(failure(result)).toBe(`server "echo" answered HTTP ${status}`);
     expect(body.pulled()).toBeLessThanOrEqual(1);
+  });
+
+  it("relays an upstream's JSON-RPC error as one plain line of at most 300 characters", async () => {
+    const message = `bad\u0000thing\r\nInjected: line\u202eevil\u2028${"x".repeat(500)}`;
+    const { result } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, error: { code: -32010, message } }));
+    expect(result.ok).toBe(false);
+    if (result.ok || result.error.code !== "UPSTREAM_RPC") throw new Error("expected an RPC error");
+    expect(result.error.rpcCode).toBe(-32010);
+    expect(result.error.message).not.toMatch(/[\u0000-\u001f\u202e\u2028]/u);
+    expect(result.error.message.startsWith("bad thing  Injected: line evil x")).toBe(true);
+    expect(result.error.message.length).toBeLessThanOrEqual(301);
+    expect(result.error.message.endsWith("…")).toBe(true);
+  });
+
+  it("keeps the hop's own headers over any the roster configures under the same names", async () => {
+    let sent: Record<string, string> | undefined;
+    await callUpstream({
+      server: server as NonNullable<typeof server>,
+      method: "tools/call",
+      params: { name: "echo" },
+      meta: {},
+      headers: { "content-type": "text/plain", accept: "text/html", "mcp-protocol-version": "2025-03-26", "mcp-method": "tools/list", "x-configured": "yes" },
+      signal: new AbortController().signal,
+      fetcher: async (_url, init) => {
+        sent = init.headers as Record<string, string>;
+        return Response.json({ jsonrpc: "2.0", id: 1, result: {} });
+      },
+    });
+    expect(sent).toMatchObject({ "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "x-configured": "yes" });
   });
 
   it("refuses a JSON answer that declares more than the cap without reading it", async () => {
@@ -106,10 +135,11 @@ describe("callUpstream", () => {
     expect(body.pulled()).toBeLessThan(chunksToCap + 4);
   });
 
-  it("reads an event stream cut at every character, CRLF or LF, relaying progress before the answer", async () => {
+  it("reads an event stream cut at every character, CRLF or LF, relaying progress and passing over other requests' answers", async () => {
     const text =
       'event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":1}}\r\n\r\n' +
       ": keepalive\n\n" +
+      'event: message\ndata: {"jsonrpc":"2.0","id":99,"result":{"content":[{"type":"text","text":"not this call"}]}}\n\n' +
       'event: message\ndata: {"jsonrpc":"2.0","id":1,\ndata: "result":{"content":[{"type":"text","text":"done"}]}}\n\n';
     const bytes = new TextEncoder().encode(text);
     let at = 0;
