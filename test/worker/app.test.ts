@@ -1,0 +1,156 @@
+// Covers the gateway Worker's app (worker/app.ts) in Node, with the real echo bundle's handler standing
+// behind its service binding: the dev-only route's guard, the refusal when a roster secret is missing,
+// tools/list across mounts that hang or fail, and the log line of calls that take the SDK's path.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import echo from "../../bundles/echo/echo.app";
+import { createGateway } from "../../worker/app";
+
+const TOKEN = "alice-token-0123456789abcdef";
+const ROSTER = `callers:
+  - { id: alice, kind: session, roles: [user], tokenSecret: TOKEN_ALICE }
+servers:
+  - { slug: echo, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }
+  - { slug: slow, kind: bundle, bundle: SLOW, path: /slow, entitlements: [user], timeoutMs: 1000 }
+  - { slug: broken, kind: bundle, bundle: BROKEN, path: /broken, entitlements: [user] }
+  - { slug: keyed, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user], headers: { X-Key: "\${KEYED_KEY}" } }
+`;
+
+type Ctx = ExecutionContext & { settle: () => Promise<void> };
+
+function executionContext(): Ctx {
+  const pending: Promise<unknown>[] = [];
+  return {
+    waitUntil: (p: Promise<unknown>) => pending.push(p),
+    passThroughOnException: () => {},
+    props: {},
+    settle: async () => {
+      await Promise.allSettled(pending);
+    },
+  } as unknown as Ctx;
+}
+
+const noCtx = executionContext();
+const binding = (handler: (request: Request) => Promise<Response>) => ({ fetch: (url: string, init: RequestInit) => handler(new Request(url, init)) });
+/** The echo bundle's own Worker handler behind a stand-in service binding. */
+const ECHO = binding((request) => Promise.resolve((echo.fetch as NonNullable<typeof echo.fetch>)(request as never, {}, noCtx)));
+/** A mount that never answers until its request is aborted. */
+const SLOW = binding((request) => new Promise((_resolve, reject) => request.signal.addEventListener("abort", () => reject(new Error("aborted")))));
+/** A mount that fails with a body that must never reach a caller. */
+const BROKEN = binding(async () => new Response("broken-secret-body", { status: 502 }));
+/** The call registry must not be touched by anything here. */
+const CALLS = new Proxy({}, {
+  get() {
+    throw new Error("the call registry was touched");
+  },
+});
+
+function env(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { TOKEN_ALICE: TOKEN, KEYED_KEY: "keyed-value-0123", ECHO, SLOW, BROKEN, CALLS, ...extra };
+}
+
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "app-test", version: "0" },
+};
+
+/** One 2026-07-28 request to /mcp. */
+function modern(servers: string, method: string, params: Record<string, unknown>, name?: string): Request {
+  return new Request(`https://gateway.test/mcp?servers=${servers}`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      ...(name === undefined ? {} : { "mcp-name": name }),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: MODERN_META } }),
+  });
+}
+
+/** The JSON-RPC message of an answer, whether it came as JSON or as an event stream. */
+async function messageOf(response: Response): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  const data = text.startsWith("{") ? text : text.split("\n").find((l) => l.startsWith("data:"))?.slice(5);
+  return JSON.parse(data ?? "null") as Record<string, unknown>;
+}
+
+let logged: string[];
+beforeEach(() => {
+  logged = [];
+  vi.spyOn(console, "log").mockImplementation((line: unknown) => {
+    logged.push(String(line));
+  });
+  vi.spyOn(console, "error").mockImplementation((line: unknown) => {
+    logged.push(String(line));
+  });
+  vi.spyOn(console, "warn").mockImplementation(() => {});
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const requestLines = () => logged.filter((l) => l.includes('"event":"mcp_request"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+async function serve(gateway: ExportedHandler, request: Request, e: Record<string, unknown>): Promise<Response> {
+  const ctx = executionContext();
+  const response = await (gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(request as never, e, ctx);
+  await response.clone().text();
+  await ctx.settle();
+  return response;
+}
+
+describe("the gateway app", () => {
+  it("hides the dev-only registry route unless STRAD_DEV_ROUTES is 1", async () => {
+    const gateway = createGateway(ROSTER);
+    const off = await serve(gateway, new Request("https://gateway.test/_dev/calls/alice"), env());
+    expect(off.status).toBe(404);
+    const on = await serve(gateway, new Request("https://gateway.test/_dev/calls/alice"), env({ STRAD_DEV_ROUTES: "1", CALLS: { idFromName: (n: string) => n, get: () => ({ stats: async () => ({ served: 3, live: 0 }) }) } }));
+    expect(on.status).toBe(200);
+    expect(await on.json()).toEqual({ served: 3, live: 0 });
+  });
+
+  it("answers 503 while a server's header secret is not seeded, naming the path in its log and no value", async () => {
+    const gateway = createGateway(ROSTER);
+    const { KEYED_KEY: _unseeded, ...without } = env();
+    const response = await serve(gateway, modern("echo", "tools/call", { name: "echo", arguments: { text: "hi" } }, "echo"), without);
+    expect(response.status).toBe(503);
+    expect(await messageOf(response)).toMatchObject({ error: { message: "the gateway is missing secrets its roster needs; see the gateway's logs" } });
+    const problem = logged.find((l) => l.includes('"event":"config_error"'));
+    expect(problem).toContain("servers[3].headers");
+    expect(problem).toContain("KEYED_KEY");
+    expect(logged.join("\n")).not.toContain(TOKEN);
+  });
+
+  it("lists the mounts that answer when another hangs past its timeoutMs, and logs the list as partial", async () => {
+    const gateway = createGateway(ROSTER);
+    const started = Date.now();
+    const response = await serve(gateway, modern("echo,slow", "tools/list", {}), env());
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const message = await messageOf(response);
+    const names = ((message.result as { tools: { name: string }[] }).tools ?? []).map((t) => t.name);
+    expect(names).toContain("echo__echo");
+    expect(names.some((n) => n.startsWith("slow__"))).toBe(false);
+    expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", slugs: ["echo", "slow"], outcome: "partial" });
+  });
+
+  it("says why when every selected mount fails to list, naming the slug and status and nothing of the body", async () => {
+    const gateway = createGateway(ROSTER);
+    const response = await serve(gateway, modern("broken", "tools/list", {}), env());
+    const message = await messageOf(response);
+    expect(JSON.stringify(message.error)).toContain('server \\"broken\\" answered HTTP 502');
+    expect(JSON.stringify(message)).not.toContain("broken-secret-body");
+    expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", outcome: "upstream_failed" });
+  });
+
+  it("logs a call on the SDK's path (2026-07-28) with its tool and outcome, and none of its arguments", async () => {
+    const gateway = createGateway(ROSTER);
+    const marker = `marker-${Date.now()}`;
+    const response = await serve(gateway, modern("echo", "tools/call", { name: "echo", arguments: { text: marker } }, "echo"), env());
+    expect(await messageOf(response)).toMatchObject({ result: { content: [{ type: "text", text: marker }] } });
+    expect(requestLines().at(-1)).toMatchObject({ caller: "alice", slugs: ["echo"], method: "tools/call", tool: "echo", outcome: "ok", status: 200 });
+    expect(logged.join("\n")).not.toContain(marker);
+  });
+});
