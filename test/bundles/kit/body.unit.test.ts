@@ -48,8 +48,8 @@ describe("readCapped", () => {
     expect(pulled()).toBeLessThan(5);
   });
 
-  it("fails invalid UTF-8 only when asked to be strict", async () => {
-    const bad = () => new Response(new Uint8Array([0x7b, 0xff, 0x7d]));
+  it.each([false, true])("fails invalid UTF-8 only when asked to be strict (declared length: %s)", async (declared) => {
+    const bad = () => new Response(new Uint8Array([0x7b, 0xff, 0x7d]), declared ? { headers: { "content-length": "3" } } : undefined);
     expect(await readCappedText(bad(), 10, true)).toEqual({ ok: false, tooLarge: false });
     expect(await readCappedText(bad(), 10)).toEqual({ ok: true, value: "{\uFFFD}" });
   });
