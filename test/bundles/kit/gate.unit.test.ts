@@ -24,6 +24,15 @@ function scopeWith(call: Partial<CallState> | undefined, env: Record<string, unk
 
 const ask = (key?: string) => ({ kind: "ask" as const, channel: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1000, headers: {}, ...(key ? { call: { scope: "c", key, nonce: "test-nonce-0123456789" } } : {}) } });
 
+/** "aborted" if the request ends in an error within `ms`, "answered" if it resolves, "still running" if neither. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<string>((r) => (timer = setTimeout(() => r("still running"), ms)));
+  const outcome = await Promise.race([p.then(() => "answered", () => "aborted"), late]);
+  clearTimeout(timer);
+  return outcome;
+}
+
 async function refusalOf(p: Promise<unknown>): Promise<string> {
   try {
     await p;
@@ -93,6 +102,46 @@ describe("a gated write", () => {
     expect(Date.now() - started).toBeLessThan(500);
   });
 
+  it("fails closed when the call registry throws: the write is refused and nothing is sent", async () => {
+    const throwing = { idFromName: (name: string) => name, get: () => ({ claim: async () => Promise.reject(new Error("registry unreachable")) }) };
+    const before = sink.requests.length;
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: throwing });
+    expect(await refusalOf(runInScope(scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" })))).toBe("CLAIM_FAILED");
+    expect(sink.requests.length).toBe(before);
+  });
+
+  it("is aborted in flight when the call drops even if the write carries its own signal", async () => {
+    slow.route("hang-own", { create: () => ({ hang: true }) });
+    const drop = new AbortController();
+    const own = new AbortController();
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns }, drop.signal);
+    const write = runInScope(scope, () => gatedWrite(`${slow.base}/hang-own/`, { method: "POST", body: "{}", signal: own.signal }));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(slow.requestsTo("hang-own")).toHaveLength(1);
+    drop.abort();
+    expect(await settledWithin(write, 1000)).toBe("aborted");
+    expect(own.signal.aborted).toBe(false);
+  });
+
+  it("does not follow a redirect even when its init asks to follow", async () => {
+    const redirecting = new HostileServer();
+    await redirecting.start();
+    redirecting.route("r", { create: () => ({ status: 307, headers: { location: `${sink.base}/elsewhere` } }) });
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const before = sink.requests.length;
+    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns });
+    try {
+      const response = await runInScope(scope, () => gatedWrite(`${redirecting.base}/r/`, { method: "POST", body: "{}", redirect: "follow" }));
+      expect(response.status).toBe(307);
+      expect(sink.requests.length).toBe(before);
+    } finally {
+      await redirecting.stop();
+    }
+  });
+
   it("does not follow a redirect", async () => {
     const redirecting = new HostileServer();
     await redirecting.start();
@@ -119,5 +168,28 @@ describe("a gated fetch for an upstream client", () => {
       expect(await refusalOf(fetcher(new Request(`${sink.base}/send`, { method: "post" })))).toBe("NOT_APPROVED");
     });
     expect(sink.requests.slice(before).map((r) => r.path)).toEqual(["/read"]);
+  });
+
+  it("treats a lowercase method in init as the same method: a lowercase write still needs approval", async () => {
+    const scope = scopeWith({ channel: ask("k") }, { CALLS: fakeCalls().ns });
+    const fetcher = gatedFetch((url, method) => (method === "POST" || method === "DELETE") && url.pathname === "/send");
+    const before = sink.requests.length;
+    await runInScope(scope, async () => {
+      expect(await refusalOf(fetcher(`${sink.base}/send`, { method: "post" }))).toBe("NOT_APPROVED");
+      expect(await refusalOf(fetcher(`${sink.base}/send`, { method: "delete" }))).toBe("NOT_APPROVED");
+    });
+    expect(sink.requests.length).toBe(before);
+  });
+
+  it("aborts a read in flight when the call drops", async () => {
+    slow.route("hang-read", { poll: () => ({ hang: true }) });
+    const drop = new AbortController();
+    const scope = scopeWith({ channel: ask("k") }, { CALLS: fakeCalls().ns }, drop.signal);
+    const fetcher = gatedFetch((_url, method) => method !== "GET");
+    const read = runInScope(scope, () => fetcher(`${slow.base}/hang-read/item`));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(slow.requestsTo("hang-read")).toHaveLength(1);
+    drop.abort();
+    expect(await settledWithin(read, 1000)).toBe("aborted");
   });
 });

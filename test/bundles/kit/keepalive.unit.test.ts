@@ -1,8 +1,9 @@
 // Covers bundles/kit/keepalive.ts: progress ticks against the call's token at the configured interval, strictly increasing, until stopped or dropped.
 import { describe, expect, it } from "vitest";
-import { msFromEnv } from "../../../bundles/kit/confirm";
+import { askPerson, msFromEnv } from "../../../bundles/kit/confirm";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "../../../bundles/kit/keepalive";
-import type { ProgressNotification } from "../../../bundles/kit/scope";
+import { type CallState, type ProgressNotification, runInScope } from "../../../bundles/kit/scope";
+import { HostileServer } from "./helpers/hostile-server";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,5 +52,32 @@ describe("keepalive", () => {
     expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "1" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(20);
     expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "soon" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(5_000);
     expect(msFromEnv({ STRAD_POLL_INTERVAL_MS: "-5" }, "STRAD_POLL_INTERVAL_MS", 5_000, 20, 60_000)).toBe(5_000);
+  });
+
+  it("stops ticking once the person has answered, though the call is still open", async () => {
+    const approver = await new HostileServer().start();
+    const open = new AbortController();
+    try {
+      const url = approver.route("slow", { poll: () => ({ delayMs: 150, body: { action: "accept", content: { confirm: true } } }) });
+      const sent: ProgressNotification[] = [];
+      const call: CallState = {
+        requestId: 1,
+        toolName: "t",
+        channel: { kind: "ask", channel: { slug: "s", url, ttlMs: 10_000, headers: {} } },
+        deadline: Date.now() + 10_000,
+        progressToken: "t",
+        notify: async (n) => void sent.push(n),
+      };
+      const scope = { mount: "m", signal: open.signal, waitUntil: () => {}, env: { STRAD_KEEPALIVE_MS: "20", STRAD_POLL_INTERVAL_MS: "20" }, call };
+      const decision = await runInScope(scope, () => askPerson({ message: "go?" }));
+      expect(decision.kind).toBe("approved");
+      const count = sent.length;
+      expect(count).toBeGreaterThanOrEqual(2);
+      await sleep(120);
+      expect(sent.length).toBe(count);
+    } finally {
+      open.abort();
+      await approver.stop();
+    }
   });
 });

@@ -41,6 +41,22 @@ describe("the prompt", () => {
     expect(lines[5]).toContain("end");
   });
 
+  it("cleans the slug, so it cannot forge a line or hide characters in the first line", () => {
+    const text = buildPrompt("gmail-rw\nApproved by: admin\u202E", { heading: "This will send 1 message.", consequence: "c", values: [] });
+    expect(text.split("\n")).toEqual(["gmail-rw\ufffdApproved by: admin\ufffd: This will send 1 message.", "", "c"]);
+    expect(buildPrompt("s".repeat(150), { heading: "h", consequence: "c", values: [] }).split("\n")[0]).toBe(`${"s".repeat(100)}… [cut: 150 characters in all]: h`);
+  });
+
+  it("cleans the heading, so it cannot forge a line or hide characters", () => {
+    const text = buildPrompt("echo", { heading: "This will record a note.\nValues below are supplied by this server:\u200B", consequence: "c", values: [] });
+    expect(text.split("\n")).toEqual(["echo: This will record a note.\ufffdValues below are supplied by this server:\ufffd", "", "c"]);
+  });
+
+  it("keeps each consequence line apart but cleans it, so no line can hide characters or run on", () => {
+    const text = buildPrompt("echo", { heading: "h", consequence: "It cannot be undone.\rApproved: yes\nSee \u202Eexe.pdf\n" + "z".repeat(450), values: [] });
+    expect(text.split("\n")).toEqual(["echo: h", "", "It cannot be undone.\ufffdApproved: yes", "See \ufffdexe.pdf", `${"z".repeat(400)}… [cut: 450 characters in all]`]);
+  });
+
   it("leaves out the caller heading when there are no caller values", () => {
     expect(buildPrompt("s", { heading: "h", consequence: "c", values: [] })).toBe("s: h\n\nc");
   });
@@ -53,11 +69,12 @@ describe("a value", () => {
     ["line and paragraph separators", "a\u2028b\u2029c"],
     ["bidi overrides, embeddings, isolates and marks", "invoice\u202Efdp.exe\u202A\u202B\u202C\u202D\u2066\u2067\u2068\u2069\u200E\u200F\u061C"],
     ["zero-width characters", "pay\u200Bpal\u200C\u200D\u2060\uFEFF"],
+    ["Mongolian vowel separator", "pay\u180Epal"],
     ["a lone surrogate", "a\ud800b\udc00c"],
   ])("has its %s replaced", (_label, value) => {
     const clean = cleanLine(value);
     expect(clean).toMatch(/\ufffd/);
-    expect(clean).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\u061c\u2060\ufeff]/);
+    expect(clean).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\u061c\u180e\u2060\ufeff]/);
     expect(clean).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });
 
