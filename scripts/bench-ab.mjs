@@ -30,7 +30,7 @@ if (command !== "run" || !existsSync(kept("A")) || !existsSync(kept("B"))) {
 }
 
 const TOKEN = /^STRAD_TOKEN_DEV_SESSION="(.*)"$/m.exec(readFileSync(join(ROOT, ".dev.vars.example"), "utf8"))?.[1];
-const [gateway, echo, google] = [CONFIGS.gateway, CONFIGS.echo, "bundles/google/wrangler.toml"].map(buildWorker);
+const [gateway, echo, google] = [CONFIGS.gateway, CONFIGS.echo, "bundles/google/wrangler.toml"].map((config) => buildWorker(config));
 const as = (label, part, options) => ({ ...options, modulesRoot: join(kept(label), part), scriptPath: join(kept(label), part, basename(options.scriptPath)) });
 const runtimes = {
   A: await startRuntime([as("A", "gateway", gateway), as("A", "echo", echo), google]),

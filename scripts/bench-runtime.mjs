@@ -19,8 +19,8 @@ const BUILD = join(ROOT, ".bench");
 let prepared = false;
 const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
 
-/** Builds one Worker as it would be deployed (under `into`, .bench/<name> by default) and returns Miniflare options for it. */
-export function buildWorker(config, into = BUILD) {
+/** Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare options for it. */
+export function buildWorker(config, { into = BUILD } = {}) {
   if (!prepared) prepare();
   prepared = true;
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(ROOT, config));

@@ -60,7 +60,7 @@ function merge(label, runs) {
 
 /** Part 1: the same echo call through the gateway, through the two references, and straight to the bundle. */
 async function gatewayVsDirect() {
-  const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"].map(buildWorker);
+  const [gateway, echo, google] = ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"].map((config) => buildWorker(config));
   // The bundle on its own has no gateway beside it, so no call registry either; echo never touches it.
   const { durableObjects: _registry, ...echoAlone } = echo;
   const runtimes = [];

@@ -22,7 +22,7 @@ let scopes = 0;
 
 beforeAll(async () => {
   // The gateway hosts the registry; its service bindings are left out, since no call is forwarded here.
-  const gateway = buildWorker("wrangler.toml", built);
+  const gateway = buildWorker("wrangler.toml", { into: built });
   runtime = await startRuntime([{ ...gateway, serviceBindings: {} }]);
 }, 120_000);
 

@@ -1,0 +1,21 @@
+// Covers `npm run bench` part 1 (scripts/bench.mjs) as a child process with a handful of calls: it builds the
+// Workers, runs every path and prints the lines the issue asks for. No speed is asserted here: the targets are
+// read from a full `npm run bench`, never from a timed test.
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+it("runs part 1 end to end and prints calls/s, p50/p99 of each path and the gateway/direct ratio", async () => {
+  const { status, stdout } = await new Promise<{ status: number | null; stdout: string }>((resolve) => {
+    execFile("node", ["scripts/bench.mjs", "40", "4"], { cwd: ROOT, encoding: "utf8", timeout: 150_000, env: { ...process.env, BENCH_ONLY: "1" } }, (error, out) => {
+      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout: out });
+    });
+  });
+  expect(status, stdout).toBe(0);
+  for (const path of ["gateway -> echo bundle", "forwarder -> echo bundle", "2026-07-28 reframer -> echo bundle", "echo bundle directly"]) {
+    expect(stdout).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+40 calls\\s+\\d+ calls/s\\s+p50\\s+[\\d.]+ ms\\s+p99\\s+[\\d.]+ ms`));
+  }
+  expect(stdout).toMatch(/gateway\/direct: p50 ratio \d+\.\d\d \(target <= 1\.3\), p99 ratio \d+\.\d\d, throughput ratio \d+\.\d\d/);
+}, 180_000);
