@@ -1,0 +1,74 @@
+// Covers the gateway's side of a confirmed call's record (worker/calls.ts) against a stand-in registry stream:
+// what each word from the CallRegistry does to the call's upstream request, and when nothing may happen.
+import { describe, expect, it } from "vitest";
+import type { CallRegistry } from "../../durable-objects/call-registry";
+import { requestKey, watchCall } from "../../worker/calls";
+import { AbortReason, type UpstreamError } from "../../worker/upstream";
+
+/** A registry whose watch answers `status` and then says each word, as the Durable Object's stream does. */
+function registry(status: number, words: string[]) {
+  let sendMore: ((word: string) => void) | undefined;
+  const encoder = new TextEncoder();
+  const stub = {
+    fetch: async () => {
+      if (status !== 200) return new Response("refused", { status });
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const w of words) controller.enqueue(encoder.encode(`${w}\n`));
+          sendMore = (w) => controller.enqueue(encoder.encode(`${w}\n`));
+        },
+      });
+      return new Response(stream);
+    },
+  };
+  const ns = { idFromName: (name: string) => name, get: () => stub } as unknown as DurableObjectNamespace<CallRegistry>;
+  return { ns, say: (word: string) => sendMore?.(word) };
+}
+
+const ref = { scope: "alice", key: requestKey(7), nonce: "nonce-0123456789abcdef" };
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
+async function watched(words: string[], status = 200) {
+  const reasons: UpstreamError[] = [];
+  const { ns, say } = registry(status, words);
+  const result = await watchCall(ns, ref, Date.now() + 5_000, (reason: AbortReason) => reasons.push(reason.error), 5_000);
+  return { result, reasons, say };
+}
+
+describe("watchCall", () => {
+  it("keys string and number ids apart, as a cancel names them", () => {
+    expect(requestKey(7)).toBe("n:7");
+    expect(requestKey("7")).toBe("s:7");
+  });
+
+  it("aborts the call as timed out when the registry says its deadline passed", async () => {
+    const { result, reasons, say } = await watched(["live"]);
+    expect(result.ok).toBe(true);
+    expect(reasons).toEqual([]);
+    say("deadline");
+    await tick();
+    expect(reasons).toEqual([{ code: "UPSTREAM_TIMEOUT", timeoutMs: 5_000 }]);
+  });
+
+  it("aborts the call as cancelled when the registry says the caller cancelled it", async () => {
+    const { reasons, say } = await watched(["live"]);
+    say("cancelled");
+    await tick();
+    expect(reasons).toEqual([{ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }]);
+  });
+
+  it("does nothing once the gateway stopped watching, whatever the registry says after", async () => {
+    const { result, reasons, say } = await watched(["live"]);
+    if (!result.ok) throw new Error("not watched");
+    result.stop();
+    say("cancelled");
+    await tick();
+    expect(reasons).toEqual([]);
+  });
+
+  it("reports a call already in flight, and a registry that never says live as a failure", async () => {
+    expect((await watched([], 409)).result).toEqual({ ok: false, inFlight: true });
+    expect((await watched([], 500)).result).toEqual({ ok: false, inFlight: false });
+    expect((await watched(["something else"])).result).toEqual({ ok: false, inFlight: false });
+  });
+});
