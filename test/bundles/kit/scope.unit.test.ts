@@ -56,6 +56,17 @@ describe("reading the gateway's entry", () => {
     expect(readChannel(undefined)).toEqual({ kind: "none" });
   });
 
+  it.each<[string, Record<string, unknown>]>([
+    ["a call record whose nonce is too short to be the gateway's", { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 5, headers: {}, call: { scope: "a", key: "n:1", nonce: "short" } }],
+    ["a call record with a field of its own", { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 5, headers: {}, call: { scope: "a", key: "n:1", nonce: "test-nonce-0123456789", claimed: true } }],
+    ["a fractional ttl", { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1.5, headers: {} }],
+    ["a zero ttl", { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 0, headers: {} }],
+    ["a negative skip ttl", { slug: "s", skip: true, ttlMs: -1 }],
+    ["a refusal without a reason", { slug: "s", refused: "" }],
+  ])("reads %s as a malformed channel, never as one to act on", (_what, channel) => {
+    expect(readChannel({ [CHANNEL_META_KEY]: channel })).toEqual({ kind: "refused", reason: "malformed channel" });
+  });
+
   it("sets the deadline to the arrival time plus the channel's ttl, and keeps the progress token", () => {
     const state = callStateFor(7, { name: "t", _meta: { progressToken: "p", [CHANNEL_META_KEY]: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1234, headers: {} } } }, 1_000);
     expect(state).toMatchObject({ requestId: 7, toolName: "t", deadline: 2_234, progressToken: "p" });
