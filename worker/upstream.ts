@@ -155,8 +155,6 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
       while ((end = buffer.search(FRAME_END)) !== -1) {
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
-        pending = [buffer];
-        tail = buffer.slice(-3);
         const data = frame
           .split(/\r?\n/)
           .filter((line) => line.startsWith("data:"))
@@ -170,6 +168,8 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
         }
         if (message.id === id) return answerOf(message, id);
       }
+      pending = [buffer];
+      tail = buffer.slice(-3);
     }
   } finally {
     reader.cancel().catch(() => {});

@@ -5,9 +5,9 @@
 export type Capped<T> = { ok: true; value: T } | { ok: false; tooLarge: boolean };
 
 /**
- * The body's declared length, when it has a well-formed one. The runtime ends such a body at that length
- * (HTTP framing, or the known size of a body handed over a service binding), so it can be read natively
- * rather than by a JS loop that would only re-check it, one promise per chunk.
+ * The body's declared length, when it has a well-formed one. Such a body is read natively rather than by a JS
+ * loop, one promise per chunk. HTTP framing ends it at that length; a length a Worker declares across a service
+ * binding is not enforced by the runtime, which is why readDeclared checks the size it got.
  */
 function declaredLength(message: Request | Response): number | undefined {
   const value = message.headers.get("content-length");

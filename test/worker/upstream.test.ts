@@ -2,7 +2,7 @@
 // builds, the answers it accepts, and the cap on what it reads of an answer (MAX_UPSTREAM_BODY).
 import { describe, expect, it } from "vitest";
 import { validateRoster } from "../../worker/roster";
-import { callUpstream, describeUpstreamError, MAX_UPSTREAM_BODY, type UpstreamResult } from "../../worker/upstream";
+import { callUpstream, describeUpstreamError, MAX_UPSTREAM_BODY, type UpstreamRequest, type UpstreamResult } from "../../worker/upstream";
 
 const roster = validateRoster({
   callers: [],
@@ -17,7 +17,8 @@ interface Sent {
   init: RequestInit;
 }
 
-async function call(answer: (sent: Sent) => Response): Promise<{ result: UpstreamResult; sent: Sent }> {
+/** One exchange with the echo server; `over` replaces any part of the request the gateway would hand in. */
+async function call(answer: (sent: Sent) => Response, over: Partial<UpstreamRequest> = {}): Promise<{ result: UpstreamResult; sent: Sent }> {
   let sent: Sent | undefined;
   const result = await callUpstream({
     server: server as NonNullable<typeof server>,
@@ -26,6 +27,7 @@ async function call(answer: (sent: Sent) => Response): Promise<{ result: Upstrea
     meta: { progressToken: "strad-1" },
     headers: { "x-configured": "yes" },
     signal: new AbortController().signal,
+    ...over,
     fetcher: async (url, init) => {
       sent = { url, init };
       return answer(sent);
@@ -103,20 +105,10 @@ describe("callUpstream", () => {
   });
 
   it("keeps the hop's own headers over any the roster configures under the same names", async () => {
-    let sent: Record<string, string> | undefined;
-    await callUpstream({
-      server: server as NonNullable<typeof server>,
-      method: "tools/call",
-      params: { name: "echo" },
-      meta: {},
+    const { sent } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: {} }), {
       headers: { "content-type": "text/plain", accept: "text/html", "mcp-protocol-version": "2025-03-26", "mcp-method": "tools/list", "x-configured": "yes" },
-      signal: new AbortController().signal,
-      fetcher: async (_url, init) => {
-        sent = init.headers as Record<string, string>;
-        return Response.json({ jsonrpc: "2.0", id: 1, result: {} });
-      },
     });
-    expect(sent).toMatchObject({ "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "x-configured": "yes" });
+    expect(sent.init.headers).toMatchObject({ "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "x-configured": "yes" });
   });
 
   it("refuses a JSON answer that declares more than the cap without reading it", async () => {
@@ -144,25 +136,13 @@ describe("callUpstream", () => {
     const bytes = new TextEncoder().encode(text);
     let at = 0;
     const progress: unknown[] = [];
-    const result = await callUpstream({
-      server: server as NonNullable<typeof server>,
-      method: "tools/call",
-      params: { name: "echo" },
-      meta: {},
-      headers: {},
-      signal: new AbortController().signal,
-      onProgress: (p) => progress.push(p),
-      fetcher: async () =>
-        new Response(
-          new ReadableStream({
-            pull(controller) {
-              if (at >= bytes.length) return controller.close();
-              controller.enqueue(bytes.slice(at, ++at));
-            },
-          }),
-          { headers: { "content-type": "text/event-stream" } },
-        ),
+    const stream = new ReadableStream({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        controller.enqueue(bytes.slice(at, ++at));
+      },
     });
+    const { result } = await call(() => new Response(stream, { headers: { "content-type": "text/event-stream" } }), { onProgress: (p) => progress.push(p) });
     expect(progress).toEqual([{ progressToken: "strad-1", progress: 1 }]);
     // An event stream is cancelled once the answer is in, not read to its end: the caller of callUpstream
     // still has to end the exchange.

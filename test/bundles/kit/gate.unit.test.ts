@@ -125,7 +125,10 @@ describe("a gated write", () => {
     expect(own.signal.aborted).toBe(false);
   });
 
-  it("does not follow a redirect even when its init asks to follow", async () => {
+  it.each<[string, RequestInit]>([
+    ["does not follow a redirect", {}],
+    ["does not follow a redirect even when its init asks to follow", { redirect: "follow" }],
+  ])("%s", async (_name, init) => {
     const redirecting = new HostileServer();
     await redirecting.start();
     redirecting.route("r", { create: () => ({ status: 307, headers: { location: `${sink.base}/elsewhere` } }) });
@@ -134,26 +137,12 @@ describe("a gated write", () => {
     const before = sink.requests.length;
     const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns });
     try {
-      const response = await runInScope(scope, () => gatedWrite(`${redirecting.base}/r/`, { method: "POST", body: "{}", redirect: "follow" }));
+      const response = await runInScope(scope, () => gatedWrite(`${redirecting.base}/r/`, { method: "POST", body: "{}", ...init }));
       expect(response.status).toBe(307);
       expect(sink.requests.length).toBe(before);
     } finally {
       await redirecting.stop();
     }
-  });
-
-  it("does not follow a redirect", async () => {
-    const redirecting = new HostileServer();
-    await redirecting.start();
-    redirecting.route("r", { create: () => ({ status: 307, headers: { location: `${sink.base}/elsewhere` } }) });
-    const calls = fakeCalls();
-    calls.live("c", "k");
-    const before = sink.requests.length;
-    const scope = scopeWith({ channel: ask("k"), approval: { fingerprint: "f", approved: true } }, { CALLS: calls.ns });
-    const response = await runInScope(scope, () => gatedWrite(`${redirecting.base}/r/`, { method: "POST", body: "{}" }));
-    expect(response.status).toBe(307);
-    expect(sink.requests.length).toBe(before);
-    await redirecting.stop();
   });
 });
 
