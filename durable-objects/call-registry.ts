@@ -2,6 +2,8 @@
 // isolate that forwards it (watch), can be cancelled from any isolate by the same caller, expires at its
 // deadline (alarm), and can be claimed by the bundle's send gate at most once, and only while live.
 import { DurableObject } from "cloudflare:workers";
+import type { CallRegistryApi, WatchRequest, WatchWord } from "../contract/call-registry";
+import { WATCH_PATH } from "../contract/call-registry";
 
 type State = "live" | "ended" | "cancelled" | "expired";
 
@@ -18,7 +20,7 @@ interface CallRecord {
 const RETAIN_MS = 15 * 60 * 1000;
 const encoder = new TextEncoder();
 
-export class CallRegistry extends DurableObject {
+export class CallRegistry extends DurableObject implements CallRegistryApi {
   private readonly calls = new Map<string, CallRecord>();
   /** Requests this object has served (stats() aside): the bench and tests hold the per-call cost to it. */
   private served = 0;
@@ -40,8 +42,8 @@ export class CallRegistry extends DurableObject {
     this.served++;
     await this.load();
     const url = new URL(request.url);
-    if (url.pathname !== "/watch" || request.method !== "POST") return new Response("not found", { status: 404 });
-    const { key, nonce, deadline } = (await request.json()) as { key: string; nonce: string; deadline: number };
+    if (url.pathname !== WATCH_PATH || request.method !== "POST") return new Response("not found", { status: 404 });
+    const { key, nonce, deadline } = (await request.json()) as WatchRequest;
     const existing = this.calls.get(key);
     if (existing !== undefined && existing.state === "live") return new Response("in flight", { status: 409 });
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -51,7 +53,7 @@ export class CallRegistry extends DurableObject {
     this.calls.set(key, record);
     await this.persist(key, record);
     await this.scheduleAlarm();
-    void notify.write(encoder.encode("live\n")).catch(() => {});
+    void notify.write(encoder.encode(`${"live" satisfies WatchWord}\n`)).catch(() => {});
     return new Response(readable, { headers: { "content-type": "text/plain" } });
   }
 
@@ -113,7 +115,7 @@ export class CallRegistry extends DurableObject {
   }
 
   /** Tells the watching gateway isolate; never waits on it, so a slow or gone reader cannot stall this object. */
-  private async signal(record: CallRecord, word: string): Promise<void> {
+  private async signal(record: CallRecord, word: Exclude<WatchWord, "live">): Promise<void> {
     const writer = record.notify;
     if (writer === undefined) return;
     record.notify = undefined;

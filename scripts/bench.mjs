@@ -133,7 +133,7 @@ try {
   }
 
   console.log("\n3. decision to tool result through the approval service, with and without Prefer: wait");
-  const { mintSession, waitForPendingPrompt, decidePrompt } = await import("../bundles/approvals/dev-api.mjs");
+  const { mintSession, waitForPendingPrompt, decidePrompt } = await import("../approvals/dev-api.mjs");
   const decisions = async (label, longPoll) => {
     const latencies = [];
     for (let i = 0; i < DECISIONS; i++) {

@@ -1,7 +1,7 @@
 // `npm run session`: mints a fresh approval session on the local approval service (npm run dev) and
 // prints its elicitation URL (send it as X-Elicitation-Url to the gateway) and its review URL (open it).
 // APPROVALS_ORIGIN / APPROVALS_OPERATOR_TOKEN point it elsewhere.
-import { DEV_OPERATOR_TOKEN, DEV_ORIGIN, mintSession } from "../bundles/approvals/dev-api.mjs";
+import { DEV_OPERATOR_TOKEN, DEV_ORIGIN, mintSession } from "../approvals/dev-api.mjs";
 
 const origin = process.env.APPROVALS_ORIGIN ?? DEV_ORIGIN;
 let session;

@@ -13,7 +13,7 @@ export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789 };
 /** The processes of the whole stack; each is one `wrangler dev` over one or more configs. */
 export const STACK = [
   { name: "gateway", port: PORTS.gateway, configs: ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"] },
-  { name: "approvals", port: PORTS.approvals, configs: ["bundles/approvals/wrangler.toml"] },
+  { name: "approvals", port: PORTS.approvals, configs: ["approvals/wrangler.toml"] },
   { name: "fakes", port: PORTS.fakes, configs: ["test/fakes/wrangler.toml"] },
 ];
 

@@ -2,7 +2,7 @@
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
 import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { readCappedText } from "../bundles/kit/body";
+import { readCappedText } from "../contract/body";
 import { CallerTable } from "./auth";
 import { cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";

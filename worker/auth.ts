@@ -2,18 +2,12 @@
 // A presented token is compared with every caller's token, byte by byte with no early exit: the time taken
 // depends only on the presented token's length, which the caller already knows, never on a secret byte
 // or on which caller matched.
+import { timingSafeEqual } from "../contract/compare";
 import type { CallerEntry, Roster } from "./roster";
 
 export type Caller = CallerEntry & { isAdmin: boolean };
 
 const encoder = new TextEncoder();
-
-/** 0 when equal; the time taken depends on `presented.length` only. */
-function difference(presented: Uint8Array, expected: Uint8Array): number {
-  let diff = presented.length ^ expected.length;
-  for (let i = 0; i < presented.length; i++) diff |= (presented[i] as number) ^ (expected[i % expected.length] as number);
-  return diff;
-}
 
 export class CallerTable {
   private constructor(private readonly entries: { caller: Caller; token: Uint8Array }[]) {}
@@ -41,7 +35,7 @@ export class CallerTable {
     const presented = encoder.encode(match[1] as string);
     let found: Caller | undefined;
     for (const e of this.entries) {
-      if (difference(presented, e.token) === 0 && found === undefined) found = e.caller;
+      if (timingSafeEqual(presented, e.token) && found === undefined) found = e.caller;
     }
     return found;
   }

@@ -1,22 +1,20 @@
 // The gateway side of a confirmed call's record in the CallRegistry Durable Object: register and watch,
 // so that a cancel landing on any isolate, or the deadline alarm, aborts this isolate's upstream fetch.
-import type { CallRegistry } from "../durable-objects/call-registry";
-import type { CallRef } from "../bundles/kit/channel";
+import { type CallRegistryNamespace, type CallRegistryStub, requestKey, WATCH_PATH, type WatchRequest } from "../contract/call-registry";
+import type { CallRef } from "../contract/channel";
 import { AbortReason } from "./upstream";
 
-export function requestKey(id: string | number): string {
-  return typeof id === "number" ? `n:${id}` : `s:${id}`;
-}
+export { requestKey };
 
 export type WatchResult = { ok: true; stop: () => void } | { ok: false; inFlight: boolean };
 
-function stubFor(ns: DurableObjectNamespace<CallRegistry>, scope: string): DurableObjectStub<CallRegistry> {
+function stubFor(ns: CallRegistryNamespace, scope: string): CallRegistryStub {
   return ns.get(ns.idFromName(scope));
 }
 
 /** Registers the call; `abort` fires with the reason when the record is cancelled or reaches its deadline. */
-export async function watchCall(ns: DurableObjectNamespace<CallRegistry>, ref: CallRef, deadline: number, abort: (reason: AbortReason) => void, timeoutMs: number): Promise<WatchResult> {
-  const response = await stubFor(ns, ref.scope).fetch("https://calls/watch", { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline }) });
+export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadline: number, abort: (reason: AbortReason) => void, timeoutMs: number): Promise<WatchResult> {
+  const response = await stubFor(ns, ref.scope).fetch(`https://calls${WATCH_PATH}`, { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline } satisfies WatchRequest) });
   if (response.status === 409) return { ok: false, inFlight: true };
   if (!response.ok || response.body === null) return { ok: false, inFlight: false };
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -55,10 +53,10 @@ export async function watchCall(ns: DurableObjectNamespace<CallRegistry>, ref: C
   };
 }
 
-export function endCall(ns: DurableObjectNamespace<CallRegistry>, ref: CallRef): Promise<void> {
+export function endCall(ns: CallRegistryNamespace, ref: CallRef): Promise<void> {
   return stubFor(ns, ref.scope).end(ref.key, ref.nonce);
 }
 
-export function cancelCall(ns: DurableObjectNamespace<CallRegistry>, scope: string, key: string): Promise<boolean> {
+export function cancelCall(ns: CallRegistryNamespace, scope: string, key: string): Promise<boolean> {
   return stubFor(ns, scope).cancel(key);
 }

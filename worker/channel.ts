@@ -1,6 +1,6 @@
 // What a confirmed slug's tools/call carries under _meta["dev.strad/elicitation"] (seed 000, "What core
 // does with the header"). Only slugs declaring confirmations or skipConfirmations ever get the key.
-import type { CallRef, Channel } from "../bundles/kit/channel";
+import type { CallRef, Channel } from "../contract/channel";
 import type { Caller } from "./auth";
 import { checkElicitationUrl, describeUrlError } from "./elicitation-url";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";

@@ -4,7 +4,8 @@
 // that must stream keepalives, progress) goes through the SDK; `npm run bench` shows why this lane exists.
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { isGated } from "./channel";
-import { type CallParams, forwardCall, type GatewayRequest, RpcCode } from "./mcp";
+import { RpcCode } from "../contract/rpc";
+import { type CallParams, forwardCall, type GatewayRequest } from "./mcp";
 import { routeTool } from "./selection";
 
 interface Message {

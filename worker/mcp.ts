@@ -1,8 +1,9 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
 import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext } from "@modelcontextprotocol/server";
-import { type CallRef, CHANNEL_META_KEY } from "../bundles/kit/channel";
-import type { CallRegistry } from "../durable-objects/call-registry";
+import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
+import type { CallRegistryNamespace } from "../contract/call-registry";
+import { RpcCode } from "../contract/rpc";
 import type { Caller } from "./auth";
 import { endCall, requestKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
@@ -10,7 +11,7 @@ import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
 import { exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
 
-export type GatewayEnv = Record<string, unknown> & { CALLS: DurableObjectNamespace<CallRegistry> };
+export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
 
 /** Everything one /mcp request's handlers need; handed to the SDK factory through authInfo.extra. */
 export interface GatewayRequest {
@@ -26,16 +27,6 @@ export interface GatewayRequest {
   pending?: Promise<void>;
 }
 
-/** JSON-RPC codes of the gateway's own errors. */
-export const RpcCode = {
-  InvalidParams: -32602,
-  InvalidRequest: -32600,
-  Internal: -32603,
-  UpstreamFailed: -32002,
-  UpstreamTimeout: -32003,
-  Cancelled: -32004,
-  InFlight: -32005,
-} as const;
 
 const LIST_PAGE_LIMIT = 20;
 /** The reason every finished call's upstream request is aborted with (it is immutable, so one serves all). */

@@ -2,7 +2,8 @@
 // The JSON Schema for editors and the config reference are generated from this file.
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { checkPrefix } from "./elicitation-url";
+import { slugNamespace } from "../contract/slug";
+import { checkPrefix } from "../contract/url-policy";
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -184,10 +185,6 @@ export function parseRoster(yamlText: string): RosterResult {
   return validateRoster(data);
 }
 
-/** `<SLUG>__` prefix of a slug's own secret namespace: upper-cased, "-" as "_". */
-export function slugNamespace(slug: string): string {
-  return `${slug.toUpperCase().replaceAll("-", "_")}__`;
-}
 
 export type Resolved = { ok: true; value: string } | { ok: false; missing: string };
 

@@ -1,7 +1,8 @@
 // One upstream exchange: the gateway builds the request itself (never the caller's headers or _meta),
 // speaks 2026-07-28 to the upstream so that one POST is one call, and reads a JSON or SSE answer.
 // Failures name the slug and the HTTP status, never a byte of the upstream's body.
-import { readCappedText } from "../bundles/kit/body";
+import { readCappedText } from "../contract/body";
+import { cleanLine } from "../contract/text";
 import type { ServerEntry } from "./roster";
 
 export const UPSTREAM_REVISION = "2026-07-28";
@@ -114,7 +115,7 @@ function answerOf(message: unknown, id: number): UpstreamResult {
   if (m.error !== undefined) {
     const rpcCode = typeof m.error.code === "number" ? m.error.code : -32603;
     const text = typeof m.error.message === "string" ? m.error.message : "error";
-    return { ok: false, error: { code: "UPSTREAM_RPC", rpcCode, message: sanitiseLine(text, 300) } };
+    return { ok: false, error: { code: "UPSTREAM_RPC", rpcCode, message: cleanLine(text, 300, " ") } };
   }
   if (typeof m.result !== "object" || m.result === null) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer has no result" } };
   return { ok: true, result: stripHopFields(m.result as Record<string, unknown>) };
@@ -176,11 +177,6 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
   }
 }
 
-/** One line of plain text: control characters and bidi overrides replaced, length capped. */
-export function sanitiseLine(text: string, max: number): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, " ");
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
-}
 
 export function describeUpstreamError(slug: string, error: UpstreamError): string {
   switch (error.code) {

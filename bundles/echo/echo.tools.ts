@@ -1,8 +1,8 @@
 // The echo bundle's tools: read-only helpers that make the whole gateway path real and testable.
 import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { CallRegistry } from "../../durable-objects/call-registry";
-import { CHANNEL_META_KEY, ChannelSchema } from "../kit/channel";
+import type { CallRegistryNamespace } from "../../contract/call-registry";
+import { CHANNEL_META_KEY, ChannelSchema } from "../../contract/channel";
 import { currentScope } from "../kit/scope";
 import { registerDemoTools } from "./echo.demo";
 
@@ -113,7 +113,7 @@ export function echoServer(mount: string): McpServer {
       const parsed = ChannelSchema.safeParse((ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[CHANNEL_META_KEY]);
       const call = parsed.success && "call" in parsed.data ? parsed.data.call : undefined;
       if (call === undefined) return { content: [{ type: "text", text: "this call has no record to claim" }], isError: true };
-      const ns = currentScope().env.CALLS as DurableObjectNamespace<CallRegistry>;
+      const ns = currentScope().env.CALLS as CallRegistryNamespace;
       const stub = ns.get(ns.idFromName(call.scope));
       const results = await Promise.all(Array.from({ length: n }, () => stub.claim(call.key, call.nonce)));
       const won = results.filter(Boolean).length;

@@ -1,8 +1,9 @@
 // Attachments are fetched or decoded before anyone is asked, so bad input fails without a prompt and the
 // prompt lists the files that will actually go out (seed 000). A URL is one the model wrote, fetched from the
 // bundle's network position, so only URLs under an operator-listed prefix are fetched (see README).
-import { checkPrefix, isLoopbackHost } from "../../worker/elicitation-url";
-import { readCappedBytes } from "../kit/body";
+import { checkPrefix, checkUnderPrefix } from "../../contract/url-policy";
+import { replaceUnsafe } from "../../contract/text";
+import { readCappedBytes } from "../../contract/body";
 import { InputError, MIME_TYPE } from "./google.mime";
 
 export const MAX_ATTACHMENTS = 10;
@@ -27,15 +28,13 @@ export interface Attachment {
 
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
-// Controls, line and paragraph separators, bidi marks and overrides, zero-width and invisible fillers: each
-// could forge a line in the prompt or disguise an extension ("invoice\u202Efdp.exe"). Path separators and
-// quotes would change where a name points or break its MIME parameter.
-const UNSAFE_IN_NAME = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb/\\"]/gu;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// Path separators and quotes would change where a name points or break its MIME parameter; everything else
+// that could forge a line or disguise an extension ("invoice\u202Efdp.exe") is the shared unsafe set.
+const NAME_SEPARATORS = /[/\\"]/g;
 
 /** The name that goes out and that the person sees: unsafe characters become "_", never dropped silently. */
 export function sanitizeFilename(name: string): string {
-  let clean = name.replace(LONE_SURROGATE, "_").replace(UNSAFE_IN_NAME, "_").trim();
+  let clean = replaceUnsafe(name, "_").replace(NAME_SEPARATORS, "_").trim();
   // A name of only dots would read as a path; an empty one as nothing at all.
   if (/^\.*$/.test(clean)) clean = "attachment";
   const chars = [...clean];
@@ -53,27 +52,12 @@ export function attachmentUrlPrefixes(env: Record<string, unknown>): string[] {
   return raw.split(/[\s,]+/).filter((p) => p !== "" && checkPrefix(p) === undefined);
 }
 
-/** Whether a caller's URL may be fetched: http(s), no userinfo, no encoded separators, strictly under a prefix. */
+/** Whether a caller's URL may be fetched: the one URL policy, against GMAIL_ATTACHMENT_URL_PREFIXES. */
 export function checkAttachmentUrl(raw: string, prefixes: readonly string[]): { ok: true; url: URL } | { ok: false; why: string } {
   if (prefixes.length === 0) return { ok: false, why: "this bundle fetches no attachment URLs (GMAIL_ATTACHMENT_URL_PREFIXES is empty); send the file as content_base64" };
-  if (/[\s\\#\u0000-\u001f\u007f]/.test(raw)) return { ok: false, why: "an attachment URL contains whitespace, a backslash, a fragment or a control character" };
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return { ok: false, why: "an attachment URL is not an absolute URL" };
-  }
-  const authority = /^[a-z][a-z0-9+.-]*:\/*([^/?]*)/i.exec(raw)?.[1] ?? "";
-  if (url.username !== "" || url.password !== "" || authority.includes("@")) return { ok: false, why: "an attachment URL carries userinfo" };
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
-    return { ok: false, why: "an attachment URL must be https (plain http only for a loopback host)" };
-  }
-  if (/%2f|%5c|%2e|%25/i.test(url.pathname)) return { ok: false, why: "an attachment URL's path contains an encoded separator, dot or percent sign" };
-  for (const prefix of prefixes) {
-    const p = new URL(prefix);
-    if (url.protocol === p.protocol && url.host === p.host && url.pathname.startsWith(p.pathname) && url.pathname.length > p.pathname.length) return { ok: true, url };
-  }
-  return { ok: false, why: "an attachment URL is not under any of GMAIL_ATTACHMENT_URL_PREFIXES" };
+  const checked = checkUnderPrefix(raw, prefixes, "GMAIL_ATTACHMENT_URL_PREFIXES");
+  if (checked.ok) return checked;
+  return { ok: false, why: checked.error.code === "URL_NO_PREFIXES" ? "no attachment URL prefix is configured" : `an attachment URL was refused: ${checked.error.why}` };
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

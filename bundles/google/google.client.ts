@@ -1,8 +1,9 @@
 // The Gmail REST API over fetch: the mount's own OAuth credentials, an access token minted from its refresh
 // token and cached per mount until shortly before it expires, and JSON reads with a size cap. Errors name a
 // status or a reason, never a byte of an upstream body; no request follows a redirect with a token on it.
-import { isLoopbackHost } from "../../worker/elicitation-url";
-import { readCappedText } from "../kit/body";
+import { isSecureOrLoopback } from "../../contract/url-policy";
+import { slugNamespace } from "../../contract/slug";
+import { readCappedText } from "../../contract/body";
 
 export const DEFAULT_API_BASE = "https://gmail.googleapis.com";
 export const DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
@@ -34,11 +35,6 @@ export interface Endpoints {
   tokenUrl: string;
 }
 
-/** `<SLUG>__`: the mount upper-cased with "-" as "_", the same namespace the gateway resolves secrets in. */
-export function slugNamespace(mount: string): string {
-  return `${mount.toUpperCase().replaceAll("-", "_")}__`;
-}
-
 /**
  * The mount's own credentials, and nothing else: a bare GMAIL_REFRESH_TOKEN or another slug's belongs to
  * another mailbox, and answering from it under this slug's name would fail nowhere (seed 000).
@@ -65,7 +61,7 @@ function endpoint(env: Record<string, unknown>, name: string, fallback: string):
     throw new GmailError(`${name} is not an absolute URL`);
   }
   // A refresh token goes to this address: https only, plain http only for a loopback fake.
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) throw new GmailError(`${name} must be https (plain http only for a loopback host)`);
+  if (!isSecureOrLoopback(url)) throw new GmailError(`${name} must be https (plain http only for a loopback host)`);
   if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") throw new GmailError(`${name} must carry no userinfo, query or fragment`);
   return url.href.replace(/\/$/, "");
 }

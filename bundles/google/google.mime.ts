@@ -1,5 +1,6 @@
 // Composes the RFC 5322 message Gmail sends. Every header value the caller chose is checked or encoded here,
 // so no recipient, subject or filename can add a header line (header injection) or break the MIME tree.
+import { hasLineBreakOrControl } from "../../contract/text";
 
 export class InputError extends Error {
   constructor(message: string) {
@@ -34,8 +35,6 @@ export interface MimeInput {
 
 const LOCAL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}$/;
 const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
-/** Anything that could end a header line or hide what a value says. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 /** A message id as it appears in Message-ID / References: one angle-bracketed token. */
 export const MESSAGE_ID = /^<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>$/;
 export const MIME_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
@@ -49,7 +48,7 @@ function isEmail(text: string): boolean {
 
 /** "ada@example.com" or "Ada Lovelace <ada@example.com>"; anything else is refused, never guessed at. */
 export function parseAddress(input: string): Address {
-  if (CONTROL.test(input)) throw new InputError("a recipient contains a line break or control character");
+  if (hasLineBreakOrControl(input)) throw new InputError("a recipient contains a line break or control character");
   const trimmed = input.trim();
   const angled = /^(.*?)\s*<([^<>]+)>$/.exec(trimmed);
   const email = (angled ? angled[2] : trimmed)?.trim() ?? "";
@@ -123,7 +122,7 @@ function multipart(subtype: string, boundary: string, parts: readonly string[]):
 
 /** The message as bytes. `boundary` is random by default; tests pass their own to compare output. */
 export function buildMime(input: MimeInput, boundary: string = crypto.randomUUID().replaceAll("-", "")): Uint8Array {
-  if (CONTROL.test(input.subject)) throw new InputError("the subject contains a line break or control character");
+  if (hasLineBreakOrControl(input.subject)) throw new InputError("the subject contains a line break or control character");
   const headers = [
     `From: ${input.from}`,
     ...addressHeader("To", input.to),

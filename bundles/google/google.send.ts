@@ -1,6 +1,7 @@
 // send_email and create_draft: what the caller's arguments resolve to (recipients, subject, the reply's
 // thread, the attachments' bytes, or a saved draft read from Gmail), what the person is shown, what the
 // approval is bound to, and the send itself through the mailbox's gated send.
+import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
 import { z } from "zod";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { Guard } from "../kit/guard";
@@ -100,7 +101,7 @@ async function replyTo(mailbox: Mailbox, messageId: string): Promise<{ reply: Re
   const prior = (header(original.payload, "References") ?? "").split(/\s+/).filter((r) => MESSAGE_ID.test(r));
   const chain = [...prior, ...(inReplyTo === undefined ? [] : [inReplyTo])].slice(-MAX_REFERENCES);
   // The original subject is upstream text: one line, no controls, before it can become a header.
-  const originalSubject = (header(original.payload, "Subject") ?? "").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ").trim().slice(0, 800);
+  const originalSubject = replaceUnsafe(header(original.payload, "Subject") ?? "", " ").trim().slice(0, 800);
   return {
     reply: { messageId, threadId: original.threadId, ...(inReplyTo === undefined ? {} : { inReplyTo }), ...(chain.length === 0 ? {} : { references: chain.join(" ") }) },
     subject: /^re:/i.test(originalSubject) ? originalSubject : `Re: ${originalSubject}`,
@@ -116,7 +117,7 @@ export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox): Promi
   if (to.length === 0) throw new InputError("at least one recipient in to is needed");
   if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw new InputError(`at most ${MAX_RECIPIENTS} recipients in all`);
   if (args.text === undefined && args.html === undefined && (args.attachments ?? []).length === 0) throw new InputError("the message needs a text or html body, or an attachment");
-  if (args.subject !== undefined && /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(args.subject)) throw new InputError("the subject contains a line break or control character");
+  if (args.subject !== undefined && hasLineBreakOrControl(args.subject)) throw new InputError("the subject contains a line break or control character");
   // Attachments first: a bad one fails before Gmail is read at all.
   const attachments = await attachmentsFor(args, scope.env, scope.signal);
   const from = await mailbox.address();

@@ -2,6 +2,9 @@
 // It uses only fetch, AbortSignal and timers, so it runs the same in workerd and in Node tests.
 // Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
 // body, and every request is aborted at the deadline (seed 000, "What the bundle does with it").
+import { CONFIRM_SCHEMA, isRequestId, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
+
+export { CONFIRM_SCHEMA };
 
 export const DEFAULT_POLL_INTERVAL_MS = 5_000;
 /** Tests may poll faster than production, but never in a hot loop. */
@@ -14,8 +17,6 @@ const MAX_POLLS = 100_000;
 
 /** Headers the bundle sets itself; a channel header with one of these names is dropped, never merged. */
 const OWNED_HEADERS = new Set(["content-type", "content-length", "transfer-encoding", "connection", "host", "accept", "prefer"]);
-/** A request id goes into the poll path, so it may not contain anything that changes the path. */
-const REQUEST_ID = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,255}$/;
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -49,11 +50,6 @@ export type ApprovalResult =
   | { ok: true; answer: NoAnswer; why?: string }
   | { ok: false; error: ApprovalError };
 
-export const CONFIRM_SCHEMA = {
-  type: "object",
-  properties: { confirm: { type: "boolean", title: "Approve", description: "Tick to let the call go ahead." } },
-  required: ["confirm"],
-} as const;
 
 export function describeApprovalError(error: ApprovalError): string {
   switch (error.code) {
@@ -107,9 +103,9 @@ export async function requestApproval(req: ApprovalRequest): Promise<ApprovalRes
       message: req.message,
       requestedSchema: req.requestedSchema ?? CONFIRM_SCHEMA,
       _meta: {
-        "com.pulsemcp/request-id": ownId,
-        "com.pulsemcp/expires-at": new Date(req.deadline).toISOString(),
-        "com.pulsemcp/tool-name": req.toolName,
+        [META_REQUEST_ID]: ownId,
+        [META_EXPIRES_AT]: new Date(req.deadline).toISOString(),
+        [META_TOOL_NAME]: req.toolName,
       },
     });
     const created = await exchange(doFetch, base, { method: "POST", headers: createHeaders, body }, controller.signal);
@@ -218,7 +214,7 @@ function requestIdOf(body: unknown, ownId: string): string | undefined {
   if (typeof body !== "object" || body === null) return ownId;
   const named = (body as Record<string, unknown>).requestId;
   if (typeof named !== "string") return ownId;
-  return REQUEST_ID.test(named) && named !== "." && named !== ".." ? named : undefined;
+  return isRequestId(named) ? named : undefined;
 }
 
 function answerOf(body: unknown): ApprovalResult | "pending" {

@@ -2,7 +2,7 @@
 // channel the gateway forwarded, keeps the wait alive, and turns a dropped call into a cancel. The guard
 // and the capabilities seam both come through here.
 import { CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, requestApproval } from "./approval-client";
-import type { CallRef } from "./channel";
+import type { CallRef } from "../../contract/channel";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "./keepalive";
 import { elicitationPosture } from "./posture";
 import { type ChannelState, currentScope } from "./scope";

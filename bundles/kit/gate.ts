@@ -2,8 +2,8 @@
 // A write for a dropped call never starts, one in flight is aborted with the call, and an approved write
 // must win the call's single claim in the gateway's CallRegistry, so an approval that lands after the caller
 // gave up, or reaches the bundle twice, writes at most once (seed 000, "A dropped call never sends").
-import type { CallRegistry } from "../../durable-objects/call-registry";
-import type { CallRef } from "./channel";
+import type { CallRegistryNamespace } from "../../contract/call-registry";
+import type { CallRef } from "../../contract/channel";
 import { callRefOf } from "./confirm";
 import { currentScope } from "./scope";
 
@@ -26,7 +26,7 @@ const globalFetch: Fetcher = (input, init) => fetch(input, init);
 
 /** The call's one claim, held by the gateway's CallRegistry Durable Object (DO name = the ref's scope). */
 export async function claimCall(env: Record<string, unknown>, ref: CallRef): Promise<boolean> {
-  const ns = env.CALLS as DurableObjectNamespace<CallRegistry> | undefined;
+  const ns = env.CALLS as CallRegistryNamespace | undefined;
   if (ns === undefined || typeof ns.idFromName !== "function") return false;
   try {
     return (await ns.get(ns.idFromName(ref.scope)).claim(ref.key, ref.nonce)) === true;

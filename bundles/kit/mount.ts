@@ -2,7 +2,7 @@
 // call scope holding what the gateway forwarded with it (channel, deadline, progress token, signal).
 // Bundles have no public route; only the gateway reaches them over a service binding.
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
-import { readCappedText } from "./body";
+import { readCappedText } from "../../contract/body";
 import { warnPostureOnce } from "./posture";
 import { installConfirmSeam } from "./seam";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";

@@ -1,7 +1,7 @@
 // Adversarial regressions against the running stack: forged channels on every path, header and routing tricks, id games, hostile approval answers, and the approval service's answer routes.
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession } from "../../bundles/approvals/dev-api.mjs";
+import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession } from "../../approvals/dev-api.mjs";
 import { type Plan, useScriptedApprover } from "../bundles/kit/helpers/hostile-server";
 import { GATEWAY, TOKENS, bearer, mcpUrl, rawPost, recorder, textOf, waitFor } from "./helpers";
 

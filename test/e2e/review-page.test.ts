@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listPrompts, mintSession } from "../../bundles/approvals/dev-api.mjs";
+import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
 import { FAKES, ROOT, TOKENS, bearer, connectLegacy, connectModern, recorder, textOf } from "./helpers";
 
 const SHOTS = join(ROOT, "test-output", "screenshots");

@@ -12,7 +12,7 @@ function devSecrets(): Record<string, string> {
     // A client id names a service token; its secret half is what must never be printed.
     if (m && (m[2] as string).length >= 16 && !(m[1] as string).endsWith("CLIENT_ID")) out[m[1] as string] = m[2] as string;
   }
-  const approvals = readFileSync(join(ROOT, "bundles/approvals/wrangler.toml"), "utf8");
+  const approvals = readFileSync(join(ROOT, "approvals/wrangler.toml"), "utf8");
   for (const m of approvals.matchAll(/^(SESSION_SECRET|OPERATOR_TOKEN|ACCESS_CLIENT_SECRET)\s*=\s*"(.+)"$/gm)) out[`approvals ${m[1]}`] = m[2] as string;
   return out;
 }

@@ -1,7 +1,7 @@
 // Adversarial regressions without the stack: roster, routing, channel parsing, URL allowlist and the kit's approval client under attack.
 import { describe, expect, it } from "vitest";
 import { requestApproval } from "../../bundles/kit/approval-client";
-import { CHANNEL_META_KEY } from "../../bundles/kit/channel";
+import { CHANNEL_META_KEY } from "../../contract/channel";
 import { callStateFor, readChannel } from "../../bundles/kit/scope";
 import type { Caller } from "../../worker/auth";
 import { requestKey } from "../../worker/calls";

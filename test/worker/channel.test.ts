@@ -1,6 +1,6 @@
 // Covers the approval channel a tools/call carries (worker/channel.ts): who gets a URL, a waiver, a refusal, or nothing, and the ttlMs margin.
 import { describe, expect, it } from "vitest";
-import { type Channel, ChannelSchema } from "../../bundles/kit/channel";
+import { type Channel, ChannelSchema } from "../../contract/channel";
 import type { Caller } from "../../worker/auth";
 import { buildChannel, channelTtlMs, isGated } from "../../worker/channel";
 import { type Roster, type ServerEntry, validateRoster } from "../../worker/roster";

@@ -1,13 +1,7 @@
 // Covers the X-Elicitation-Url allowlist check (worker/elicitation-url.ts): the table of accepted and refused values, checkPrefix, isLoopbackHost.
 import { describe, expect, it } from "vitest";
-import {
-  checkElicitationUrl,
-  checkPrefix,
-  describeUrlError,
-  isLoopbackHost,
-  MAX_ELICITATION_URL_LENGTH,
-  type UrlCheckError,
-} from "../../worker/elicitation-url";
+import { checkPrefix, isLoopbackHost } from "../../contract/url-policy";
+import { checkElicitationUrl, describeUrlError, MAX_ELICITATION_URL_LENGTH, type UrlCheckError } from "../../worker/elicitation-url";
 
 const ZIMMER = "https://zimmer.tadasant.com/api/v1/elicitations/session/";
 const LOCAL = "http://127.0.0.1:8788/api/v1/elicitations/session/";

@@ -3,7 +3,8 @@
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Caller } from "../../worker/auth";
-import { forwardCall, type GatewayEnv, type GatewayRequest, RpcCode } from "../../worker/mcp";
+import { RpcCode } from "../../contract/rpc";
+import { forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
 import { selectServers } from "../../worker/selection";
 import { AbortReason } from "../../worker/upstream";

@@ -10,9 +10,9 @@ import {
   type RosterError,
   resolveHeaderMap,
   resolveRefs,
-  slugNamespace,
   validateRoster,
 } from "../../worker/roster";
+import { slugNamespace } from "../../contract/slug";
 
 type Json = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Mailbox, UPLOAD_THRESHOLD_BYTES } from "../../../bundles/google/google.mailbox";
 import { composeMime, sendFingerprint, type ComposeTarget } from "../../../bundles/google/google.send";
-import { CHANNEL_META_KEY } from "../../../bundles/kit/channel";
+import { CHANNEL_META_KEY } from "../../../contract/channel";
 import { fingerprint } from "../../../bundles/kit/fingerprint";
 import { type FetchInput, gatedWrite } from "../../../bundles/kit/gate";
 import { callStateFor, runInScope } from "../../../bundles/kit/scope";

@@ -121,8 +121,8 @@ describe("the attachment URL rule", () => {
     ["https://files.example.com/shared/../private/a.pdf", /not under any/],
     // The parser resolves %2e%2e as ".." itself; an encoded dot it leaves alone is refused outright.
     ["https://files.example.com/shared/%2e%2e/private/a.pdf", /not under any/],
-    ["https://files.example.com/shared/x%2e%2e/a.pdf", /encoded separator/],
-    ["https://files.example.com/shared/a%2fb.pdf", /encoded separator/],
+    ["https://files.example.com/shared/x%2e%2e/a.pdf", /encoded dot/],
+    ["https://files.example.com/shared/a%2fb.pdf", /encoded slash/],
     ["https://evil.example.com/shared/a.pdf", /not under any/],
     ["http://files.example.com/shared/a.pdf", /must be https/],
     ["https://user:pw@files.example.com/shared/a.pdf", /userinfo/],

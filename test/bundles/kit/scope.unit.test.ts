@@ -1,6 +1,6 @@
 // Covers bundles/kit/scope.ts and the call scope mount.ts builds: each call sees its own channel, deadline and progress token, never another's.
 import { describe, expect, it } from "vitest";
-import { CHANNEL_META_KEY } from "../../../bundles/kit/channel";
+import { CHANNEL_META_KEY } from "../../../contract/channel";
 import { callStateFor, readChannel } from "../../../bundles/kit/scope";
 import { askChannel, callBundle } from "./helpers/bundle";
 import { kitBundle } from "./helpers/test-bundle";

@@ -1,6 +1,6 @@
 // Drives a bundle's exported handler in Node the way the gateway does (its own upstream client, 2026-07-28,
 // one POST per call), with a stand-in for the gateway's CallRegistry and a recorder for writes.
-import { CHANNEL_META_KEY } from "../../../../bundles/kit/channel";
+import { CHANNEL_META_KEY } from "../../../../contract/channel";
 import type { ServerEntry } from "../../../../worker/roster";
 import { callUpstream, type UpstreamError } from "../../../../worker/upstream";
 

@@ -1,6 +1,6 @@
 // A client of the approval service's operator API, for scripts, tests and the bench (plain ESM, so that
 // `node scripts/*.mjs` can import it without a build). Defaults are the committed LOCAL values of
-// bundles/approvals/wrangler.toml; nothing here works against a production deployment's secrets unless
+// approvals/wrangler.toml; nothing here works against a production deployment's secrets unless
 // you pass them. Errors name the status only.
 
 export const DEV_ORIGIN = "http://127.0.0.1:8788";

@@ -1,6 +1,6 @@
 // The operator API, behind the OPERATOR_TOKEN bearer: mint a session (its elicitation URL and review
 // URL), read a session's prompts with their poll counts, and, in dev mode only, decide a prompt
-// without a browser (tests and the bench; see bundles/approvals/dev-api.mjs).
+// without a browser (tests and the bench; see approvals/dev-api.mjs).
 import { Hono, type MiddlewareHandler } from "hono";
 import { jsonError, originOf, readJson, sessionStore, type AppEnv } from "./http";
 import { reachedLoopback } from "./person";

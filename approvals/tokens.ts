@@ -2,6 +2,7 @@
 // review key in the review URL and the page's CSRF token. Each is an HMAC over a distinct label, so
 // holding one (the agent holds the elicitation URL) reveals nothing about another (seed 000: the
 // token can create and poll a prompt, never answer one). Pure Web Crypto: runs in workerd and in Node.
+import { timingSafeEqualText } from "../contract/compare";
 
 const encoder = new TextEncoder();
 const SESSION_ID = /^[0-9a-f]{32}$/;
@@ -34,13 +35,7 @@ async function mac(secret: string, label: string, value: string): Promise<string
 }
 
 /** Compares without an early exit, so timing does not say how much of a guess was right. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const x = encoder.encode(a);
-  const y = encoder.encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
+export const constantTimeEqual = timingSafeEqualText;
 
 /** SHA-256 both sides first, so neither length nor content leaks through timing. */
 export async function secretEquals(presented: string, expected: string): Promise<boolean> {

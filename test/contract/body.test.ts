@@ -1,6 +1,6 @@
 // The shared capped body reader: what fits is read whole; a declared or streamed excess is refused unread.
 import { describe, expect, it } from "vitest";
-import { readCappedBytes, readCappedText } from "../../../bundles/kit/body";
+import { readCappedBytes, readCappedText } from "../../contract/body";
 
 function streamOf(chunks: (string | Uint8Array)[]): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
   let i = 0;

@@ -1,8 +1,8 @@
 // Covers the approval service's pure modules in Node: settings validation, the HMAC-derived tokens and the Prefer: wait parser.
 import { describe, expect, it } from "vitest";
-import { preferredWait } from "../../../bundles/approvals/protocol.routes";
-import { readSettings } from "../../../bundles/approvals/settings";
-import { csrfToken, reviewKey, sessionFromReviewKey, sessionFromToken, sessionToken, newSessionId } from "../../../bundles/approvals/tokens";
+import { preferredWait } from "../../approvals/protocol.routes";
+import { readSettings } from "../../approvals/settings";
+import { csrfToken, reviewKey, sessionFromReviewKey, sessionFromToken, sessionToken, newSessionId } from "../../approvals/tokens";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 

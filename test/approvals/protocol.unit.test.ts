@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listPrompts } from "../../../bundles/approvals/dev-api.mjs";
+import { listPrompts } from "../../approvals/dev-api.mjs";
 import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, requestIdOf, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
 
 let svc: Running;
@@ -53,7 +53,7 @@ describe("sessions", () => {
   });
 
   it("npm run session prints a fresh, working elicitation URL and review URL", async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL("../../../scripts/session.mjs", import.meta.url))], { env: { ...process.env, APPROVALS_ORIGIN: svc.origin }, timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL("../../scripts/session.mjs", import.meta.url))], { env: { ...process.env, APPROVALS_ORIGIN: svc.origin }, timeout: 30_000 });
     const elicitationUrl = /^elicitationUrl: (\S+)$/m.exec(stdout)?.[1] ?? "";
     const reviewUrl = /^reviewUrl: +(\S+)$/m.exec(stdout)?.[1] ?? "";
     expect(elicitationUrl.startsWith(`${svc.origin}/api/v1/elicitations/session/`)).toBe(true);

@@ -1,7 +1,7 @@
 // Covers the review page in dev mode: its markup, CSP and assets, the JSON it polls, CSRF-protected decisions, final and late decisions, and the dev-mode loopback guard.
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listPrompts } from "../../../bundles/approvals/dev-api.mjs";
+import { listPrompts } from "../../approvals/dev-api.mjs";
 import { decide, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, reviewPage, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
 
 let svc: Running;

@@ -1,7 +1,7 @@
 // Small HTTP helpers shared by the routes: the Hono context type, JSON errors that carry a reason and
 // never an echo of the request, a bounded body reader, and the Durable Object of one session.
 import type { Context } from "hono";
-import { readCappedText } from "../kit/body";
+import { readCappedText } from "../contract/body";
 import type { SessionApi } from "./session-store";
 import type { ApprovalsEnv, Settings } from "./settings";
 

@@ -1,6 +1,6 @@
 // Covers storage lifetime: a decided or expired prompt is deleted a retention period later (the session's alarm), and an empty session after it.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { decidePrompt, listPrompts } from "../../../bundles/approvals/dev-api.mjs";
+import { decidePrompt, listPrompts } from "../../approvals/dev-api.mjs";
 import { DEV_OPERATOR_TOKEN, mint, newPrompt, poll, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
 
 const RETENTION_S = 2;

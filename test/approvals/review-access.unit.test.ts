@@ -3,7 +3,7 @@ import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listPrompts } from "../../../bundles/approvals/dev-api.mjs";
+import { listPrompts } from "../../approvals/dev-api.mjs";
 import { createBody, createPrompt, decide, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, reviewPage, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
 
 const TEAM = "https://strad-test.cloudflareaccess.com";

@@ -1,7 +1,7 @@
 // Who is answering: a person Cloudflare Access signed in (their Cf-Access-Jwt-Assertion), or, on a
 // loopback host only, the explicit dev mode the page announces in a banner. A service token is a
 // machine: it may reach the protocol endpoints, never answer (seed 000).
-import { isLoopbackHost } from "../../worker/elicitation-url";
+import { isLoopbackHost } from "../contract/url-policy";
 import { verifyAccessJwt } from "./access-jwt";
 import type { Settings } from "./settings";
 

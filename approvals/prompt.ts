@@ -2,14 +2,15 @@
 // object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
 // Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
 import { z } from "zod";
+import { META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
+
+export { REQUEST_ID };
 
 export const MAX_MESSAGE_BYTES = 4096;
 export const MAX_TTL_MS = 24 * 3600 * 1000;
 /** Clock skew tolerated on the 24-hour bound; the past is refused outright. */
 export const EXPIRY_SKEW_MS = 60_000;
 export const MAX_PROPERTIES = 32;
-/** Goes into the poll path: no "/", no "." or ".." segment (the same rule as bundles/kit/approval-client.ts). */
-export const REQUEST_ID = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,255}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** JSON as it crosses the Durable Object's RPC boundary. */
@@ -51,10 +52,10 @@ const RequestedSchema = z
 
 const Meta = z
   .object({
-    "com.pulsemcp/request-id": z.string().regex(REQUEST_ID, "must be 1-256 letters, digits, _ . ~ - not starting with a dot (a UUID)"),
-    "com.pulsemcp/expires-at": z.string().regex(ISO_8601, "must be an ISO-8601 date-time with a zone"),
-    "com.pulsemcp/session-id": z.string().max(256).optional(),
-    "com.pulsemcp/tool-name": z.string().max(128).optional(),
+    [META_REQUEST_ID]: z.string().regex(REQUEST_ID, "must be 1-256 letters, digits, _ . ~ - not starting with a dot (a UUID)"),
+    [META_EXPIRES_AT]: z.string().regex(ISO_8601, "must be an ISO-8601 date-time with a zone"),
+    [META_SESSION_ID]: z.string().max(256).optional(),
+    [META_TOOL_NAME]: z.string().max(128).optional(),
   })
   .catchall(z.unknown());
 
@@ -82,18 +83,18 @@ export function parseCreate(body: unknown, now: number): Parsed {
     return { ok: false, reason: `${where}: ${issue?.message ?? "invalid"}` };
   }
   const { message, requestedSchema, _meta: meta } = parsed.data;
-  const expiresAt = Date.parse(meta["com.pulsemcp/expires-at"]);
+  const expiresAt = Date.parse(meta[META_EXPIRES_AT]);
   if (Number.isNaN(expiresAt)) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is not a valid date-time' };
   if (expiresAt <= now) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is in the past' };
   if (expiresAt > now + MAX_TTL_MS + EXPIRY_SKEW_MS) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is more than 24 hours ahead' };
   return {
     ok: true,
     prompt: {
-      requestId: meta["com.pulsemcp/request-id"],
+      requestId: meta[META_REQUEST_ID],
       message,
       requestedSchema: requestedSchema as { [key: string]: Json },
-      toolName: meta["com.pulsemcp/tool-name"] ?? null,
-      callerSessionId: meta["com.pulsemcp/session-id"] ?? null,
+      toolName: meta[META_TOOL_NAME] ?? null,
+      callerSessionId: meta[META_SESSION_ID] ?? null,
       expiresAt,
     },
   };

@@ -1,11 +1,11 @@
 // Shared by the approval service's tests: start the Worker alone on a free port, mint sessions, build
 // create bodies, and read the review page's CSRF token the way the browser script does.
 // @ts-expect-error: plain ESM helper without types
-import { startWorkers } from "../../../scripts/stack.mjs";
-import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../../bundles/approvals/dev-api.mjs";
+import { startWorkers } from "../../scripts/stack.mjs";
+import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../approvals/dev-api.mjs";
 
 export { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN };
-export const CONFIG = "bundles/approvals/wrangler.toml";
+export const CONFIG = "approvals/wrangler.toml";
 export const START_TIMEOUT_MS = 180_000;
 
 export interface Running {

@@ -1,0 +1,70 @@
+// Module boundaries: the gateway (worker/), the Durable Objects (durable-objects/), each bundle
+// (bundles/<name>/, with the shared kit in bundles/kit/) and the approval service (approvals/) reach each
+// other only through contract/, which imports none of them. `node scripts/check-boundaries.mjs` lists
+// every import that crosses a boundary any other way and exits 1 when there is one.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const AREAS = ["contract", "worker", "durable-objects", "bundles", "approvals"];
+const SOURCE = /\.(ts|mts|mjs|js)$/;
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s+["']([^"']+)["']/gm;
+
+/** The unit a file belongs to: "contract", "worker", "durable-objects", "approvals", "bundles/kit", "bundles/<name>", or "root". */
+export function unitOf(relPath) {
+  const parts = relPath.split(/[\\/]/);
+  if (parts[0] === "bundles") return parts.length > 2 ? `bundles/${parts[1]}` : "bundles";
+  return AREAS.includes(parts[0]) ? parts[0] : "root";
+}
+
+/** Whether `from` may import `to` (both units). `fromFile` is the importing file, relative to the root. */
+export function allowed(fromFile, from, to) {
+  if (from === to || to === "contract") return true;
+  // The gateway's entry hosts the CallRegistry class and compiles the roster in.
+  if (fromFile === "worker/index.ts") return to === "durable-objects" || to === "root";
+  // Every bundle may use the kit; the kit is a bundle's library, not a unit of its own for anyone else.
+  if (from.startsWith("bundles/") && to === "bundles/kit") return true;
+  return false;
+}
+
+function* sources(dir) {
+  for (const name of readdirSync(dir)) {
+    if (name === "node_modules" || name.startsWith(".")) continue;
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) yield* sources(full);
+    else if (SOURCE.test(name)) yield full;
+  }
+}
+
+/** Every cross-boundary import in the given files ({ path, text } with paths relative to the root). */
+export function violations(files) {
+  const found = [];
+  for (const { path, text } of files) {
+    const from = unitOf(path);
+    if (from === "root") continue;
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = m[1] ?? m[2] ?? m[3];
+      if (spec === undefined || !spec.startsWith(".")) continue;
+      const target = relative(ROOT, resolve(ROOT, dirname(path), spec)).split(sep).join("/");
+      const to = target.startsWith("..") ? "outside" : unitOf(target);
+      if (!allowed(path, from, to)) found.push(`${path} imports "${spec}" (${from} -> ${to}): share it through contract/`);
+    }
+  }
+  return found;
+}
+
+export function treeFiles() {
+  const files = [];
+  for (const area of AREAS) {
+    for (const full of sources(join(ROOT, area))) files.push({ path: relative(ROOT, full).split(sep).join("/"), text: readFileSync(full, "utf8") });
+  }
+  return files;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const found = violations(treeFiles());
+  for (const v of found) console.error(v);
+  if (found.length > 0) process.exit(1);
+  console.log("module boundaries: ok");
+}

@@ -1,0 +1,39 @@
+// Covers the module boundaries (scripts/check-boundaries.mjs): the tree has no import that crosses from one Worker's code into another's except through contract/, and each kind of violation is caught.
+import { describe, expect, it } from "vitest";
+// @ts-expect-error: plain ESM helper without types
+import { treeFiles, violations } from "../../scripts/check-boundaries.mjs";
+
+describe("module boundaries", () => {
+  it("no file under worker/, durable-objects/, bundles/, approvals/ or contract/ imports across a boundary except through contract/", () => {
+    const files = treeFiles() as { path: string }[];
+    expect(files.some((f) => f.path.startsWith("contract/"))).toBe(true);
+    expect(files.some((f) => f.path.startsWith("approvals/"))).toBe(true);
+    expect(violations(files)).toEqual([]);
+  });
+
+  it.each([
+    ["a bundle importing the gateway", "bundles/google/x.ts", 'import { checkPrefix } from "../../worker/elicitation-url";'],
+    ["the kit importing the gateway", "bundles/kit/x.ts", 'import type { Caller } from "../../worker/auth";'],
+    ["the gateway importing the kit", "worker/x.ts", 'import { readCappedText } from "../bundles/kit/body";'],
+    ["the gateway importing the approval service", "worker/x.ts", 'export { x } from "../approvals/tokens";'],
+    ["a bundle importing a Durable Object's class", "bundles/echo/x.ts", 'import type { CallRegistry } from "../../durable-objects/call-registry";'],
+    ["a Durable Object importing the gateway", "durable-objects/x.ts", 'import { requestKey } from "../worker/calls";'],
+    ["the approval service importing a bundle", "approvals/x.ts", 'const m = await import("../bundles/kit/prompt");'],
+    ["one bundle importing another", "bundles/echo/x.ts", 'import { Mailbox } from "../google/google.mailbox";'],
+    ["contract importing the gateway", "contract/x.ts", 'import type { Roster } from "../worker/roster";'],
+    ["a gateway module other than the entry importing a Durable Object", "worker/mcp2.ts", 'import type { CallRegistry } from "../durable-objects/call-registry";'],
+  ])("refuses %s", (_name, path, text) => {
+    const found = violations([{ path, text }]) as string[];
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(path);
+  });
+
+  it.each([
+    ["a bundle using the kit and the contract", "bundles/google/x.ts", 'import { gatedWrite } from "../kit/gate";\nimport { slugNamespace } from "../../contract/slug";'],
+    ["the gateway's entry hosting the Durable Object", "worker/index.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../strad.config.yaml";'],
+    ["the approval service using the contract", "approvals/x.ts", 'import { REQUEST_ID } from "../contract/elicitation";'],
+    ["a package import", "worker/x.ts", 'import { Hono } from "hono";'],
+  ])("allows %s", (_name, path, text) => {
+    expect(violations([{ path, text }])).toEqual([]);
+  });
+});
