@@ -18,8 +18,21 @@ export type CallRegistryStub = DurableObjectStub<CallRegistryApi & Rpc.DurableOb
 export type CallRegistryNamespace = DurableObjectNamespace<CallRegistryApi & Rpc.DurableObjectBranded>;
 
 export const WATCH_PATH = "/watch";
-/** The watch stream's lines: "live" first, then at most one of the others. */
-export type WatchWord = "live" | "cancelled" | "deadline";
+/**
+ * The watch stream's lines: "live" first; "probe" whenever a claim is on hold (the gateway then writes to its
+ * caller often enough for a caller that left to be noticed before the hold ends); then at most one of
+ * "cancelled" and "deadline", after which the stream closes.
+ */
+export type WatchWord = "live" | "probe" | "cancelled" | "deadline";
+
+/**
+ * How long a claim is held before it is granted, and the bounds an operator may set it within
+ * (STRAD_CLAIM_HOLD_MS on the gateway). The gateway notices a caller that left only when a write to it
+ * fails; during the hold it writes every PROBE_INTERVAL_MS, so a caller gone before the claim was asked is
+ * noticed, and the call ended, before the hold runs out.
+ */
+export const CLAIM_HOLD_MS = { fallback: 250, min: 100, max: 5_000 } as const;
+export const PROBE_INTERVAL_MS = 20;
 export interface WatchRequest {
   key: string;
   nonce: string;

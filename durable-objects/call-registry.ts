@@ -2,8 +2,7 @@
 // isolate that forwards it (watch), can be cancelled from any isolate by the same caller, expires at its
 // deadline (alarm), and can be claimed by the bundle's send gate at most once, and only while live.
 import { DurableObject } from "cloudflare:workers";
-import type { CallRegistryApi, WatchRequest, WatchWord } from "../contract/call-registry";
-import { WATCH_PATH } from "../contract/call-registry";
+import { CLAIM_HOLD_MS, type CallRegistryApi, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
 
 type State = "live" | "ended" | "cancelled" | "expired";
 
@@ -80,7 +79,12 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
     return true;
   }
 
-  /** The send gate's single permission: true once per call, and only while the call is live. */
+  /**
+   * The send gate's single permission: true once per call, and only if the call is still live when the hold
+   * ends. The claim is spent when asked, so a second one is refused even while the first is on hold. During
+   * the hold the watching gateway probes its caller: a caller that left before the claim was asked is noticed
+   * and the call ended (or aborted) before the hold runs out, so a yes that lands after a drop never writes.
+   */
   async claim(key: string, nonce: string): Promise<boolean> {
     this.served++;
     await this.load();
@@ -88,7 +92,15 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
     if (record === undefined || record.nonce !== nonce || record.state !== "live" || record.claimed || Date.now() >= record.deadline) return false;
     record.claimed = true;
     await this.persist(key, record);
-    return true;
+    void record.notify?.write(encoder.encode(`${"probe" satisfies WatchWord}\n`)).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, this.holdMs()));
+    return record.state === "live" && Date.now() < record.deadline;
+  }
+
+  private holdMs(): number {
+    const raw = Number((this.env as Record<string, unknown>).STRAD_CLAIM_HOLD_MS);
+    if (!Number.isFinite(raw) || raw <= 0) return CLAIM_HOLD_MS.fallback;
+    return Math.min(CLAIM_HOLD_MS.max, Math.max(CLAIM_HOLD_MS.min, Math.floor(raw)));
   }
 
   /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */

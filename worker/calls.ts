@@ -1,6 +1,6 @@
 // The gateway side of a confirmed call's record in the CallRegistry Durable Object: register and watch,
 // so that a cancel landing on any isolate, or the deadline alarm, aborts this isolate's upstream fetch.
-import { type CallRegistryNamespace, type CallRegistryStub, requestKey, WATCH_PATH, type WatchRequest } from "../contract/call-registry";
+import { type CallRegistryNamespace, type CallRegistryStub, requestKey, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
 import type { CallRef } from "../contract/channel";
 import { AbortReason } from "./upstream";
 
@@ -12,8 +12,15 @@ function stubFor(ns: CallRegistryNamespace, scope: string): CallRegistryStub {
   return ns.get(ns.idFromName(scope));
 }
 
-/** Registers the call; `abort` fires with the reason when the record is cancelled or reaches its deadline. */
-export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadline: number, abort: (reason: AbortReason) => void, timeoutMs: number): Promise<WatchResult> {
+export interface WatchHandlers {
+  /** Fires with the reason when the record is cancelled or reaches its deadline. */
+  abort: (reason: AbortReason) => void;
+  /** A claim of this call is on hold: write to the caller now, so that a caller that left is noticed in time. */
+  probe?: () => void;
+}
+
+/** Registers the call and follows what its record says until stop() or the record's last word. */
+export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadline: number, on: WatchHandlers, timeoutMs: number): Promise<WatchResult> {
   const response = await stubFor(ns, ref.scope).fetch(`https://calls${WATCH_PATH}`, { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline } satisfies WatchRequest) });
   if (response.status === 409) return { ok: false, inFlight: true };
   if (!response.ok || response.body === null) return { ok: false, inFlight: false };
@@ -36,10 +43,13 @@ export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadlin
   let stopped = false;
   void (async () => {
     try {
-      const word = await next();
-      if (stopped) return;
-      if (word === "cancelled") abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }));
-      else if (word === "deadline") abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
+      for (;;) {
+        const word = (await next()) as WatchWord | undefined;
+        if (stopped || word === undefined) return;
+        if (word === "probe") on.probe?.();
+        else if (word === "cancelled") return on.abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }));
+        else if (word === "deadline") return on.abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
+      }
     } catch {
       // The stream closing without a word is the normal end.
     }

@@ -25,6 +25,8 @@ export interface GatewayRequest {
   log: { tool: string | null; outcome: string };
   /** Settles when the handler has finished (the response may still be streaming). */
   pending?: Promise<void>;
+  /** Writes to the caller's stream for a while, so that a caller that left is noticed (set by the app for streamed answers). */
+  probeCaller?: () => void;
 }
 
 
@@ -167,7 +169,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
       meta[CHANNEL_META_KEY] = channel;
       if (channel !== undefined && !("refused" in channel)) {
-        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, abort, server.timeoutMs);
+        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, { abort, probe: () => gw.probeCaller?.() }, server.timeoutMs);
         if (!watched.ok) {
           gw.log.outcome = watched.inFlight ? "in_flight" : "registry_failed";
           throw new ProtocolError(

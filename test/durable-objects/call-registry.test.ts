@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLAIM_HOLD_MS } from "../../contract/call-registry";
 import type { CallRegistry } from "../../durable-objects/call-registry";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
@@ -98,6 +99,7 @@ describe("CallRegistry", () => {
     expect(await w.next()).toBe("live");
     await calls.end("n:5", "nonce-b");
     expect(await calls.claim("n:5", "nonce-a")).toBe(true);
+    expect(await w.next()).toBe("probe");
     await calls.end("n:5", "nonce-a");
     expect(await w.next()).toBe("closed");
     expect(await calls.cancel("n:5")).toBe(false);
@@ -115,5 +117,49 @@ describe("CallRegistry", () => {
     await calls.end("n:6", "nonce-old");
     expect(await calls.claim("n:6", "nonce-new")).toBe(true);
     await fresh.stop();
+  });
+
+  it("holds a claim before granting it and asks the watching gateway to probe its caller meanwhile", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:20", "nonce-a");
+    expect(await w.next()).toBe("live");
+    const started = Date.now();
+    const claim = calls.claim("n:20", "nonce-a");
+    expect(await w.next()).toBe("probe");
+    expect(await claim).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(CLAIM_HOLD_MS.fallback - 5);
+    await w.stop();
+  });
+
+  it("refuses a claim on hold when the gateway ends the call before the hold runs out (its caller left)", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:21", "nonce-a");
+    expect(await w.next()).toBe("live");
+    const claim = calls.claim("n:21", "nonce-a");
+    expect(await w.next()).toBe("probe");
+    await new Promise((r) => setTimeout(r, CLAIM_HOLD_MS.fallback / 2));
+    await calls.end("n:21", "nonce-a");
+    expect(await claim).toBe(false);
+  });
+
+  it("refuses a claim on hold when the call is cancelled during the hold, and a second claim while the first is held", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:22", "nonce-a");
+    expect(await w.next()).toBe("live");
+    const claim = calls.claim("n:22", "nonce-a");
+    expect(await w.next()).toBe("probe");
+    expect(await calls.claim("n:22", "nonce-a")).toBe(false);
+    expect(await calls.cancel("n:22")).toBe(true);
+    expect(await w.next()).toBe("cancelled");
+    expect(await claim).toBe(false);
+  });
+
+  it("refuses a claim on hold when the deadline passes during the hold", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:23", "nonce-a", Date.now() + CLAIM_HOLD_MS.fallback / 2);
+    expect(await w.next()).toBe("live");
+    const claim = calls.claim("n:23", "nonce-a");
+    expect(await w.next()).toBe("probe");
+    expect(await claim).toBe(false);
   });
 });

@@ -30,9 +30,10 @@ const tick = () => new Promise((r) => setTimeout(r, 20));
 
 async function watched(words: string[], status = 200) {
   const reasons: UpstreamError[] = [];
+  let probes = 0;
   const { ns, say } = registry(status, words);
-  const result = await watchCall(ns, ref, Date.now() + 5_000, (reason: AbortReason) => reasons.push(reason.error), 5_000);
-  return { result, reasons, say };
+  const result = await watchCall(ns, ref, Date.now() + 5_000, { abort: (reason: AbortReason) => reasons.push(reason.error), probe: () => probes++ }, 5_000);
+  return { result, reasons, say, probes: () => probes };
 }
 
 describe("watchCall", () => {
@@ -57,13 +58,28 @@ describe("watchCall", () => {
     expect(reasons).toEqual([{ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }]);
   });
 
+  it("probes the caller each time a claim is put on hold, and still hears a cancel after the probes", async () => {
+    const { reasons, say, probes } = await watched(["live", "probe"]);
+    await tick();
+    expect(probes()).toBe(1);
+    say("probe");
+    await tick();
+    expect(probes()).toBe(2);
+    expect(reasons).toEqual([]);
+    say("cancelled");
+    await tick();
+    expect(reasons).toEqual([{ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }]);
+  });
+
   it("does nothing once the gateway stopped watching, whatever the registry says after", async () => {
-    const { result, reasons, say } = await watched(["live"]);
+    const { result, reasons, say, probes } = await watched(["live"]);
     if (!result.ok) throw new Error("not watched");
     result.stop();
+    say("probe");
     say("cancelled");
     await tick();
     expect(reasons).toEqual([]);
+    expect(probes()).toBe(0);
   });
 
   it("reports a call already in flight, and a registry that never says live as a failure", async () => {
