@@ -33,6 +33,13 @@ export type WatchWord = "live" | "probe" | "cancelled" | "deadline";
  */
 export const CLAIM_HOLD_MS = { fallback: 250, min: 100, max: 5_000 } as const;
 export const PROBE_INTERVAL_MS = 20;
+
+/** The hold in force: STRAD_CLAIM_HOLD_MS clamped to its bounds, or the default. */
+export function claimHoldMs(env: Record<string, unknown>): number {
+  const raw = Number(env.STRAD_CLAIM_HOLD_MS);
+  if (!Number.isFinite(raw) || raw <= 0) return CLAIM_HOLD_MS.fallback;
+  return Math.min(CLAIM_HOLD_MS.max, Math.max(CLAIM_HOLD_MS.min, Math.floor(raw)));
+}
 export interface WatchRequest {
   key: string;
   nonce: string;

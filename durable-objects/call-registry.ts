@@ -2,7 +2,7 @@
 // isolate that forwards it (watch), can be cancelled from any isolate by the same caller, expires at its
 // deadline (alarm), and can be claimed by the bundle's send gate at most once, and only while live.
 import { DurableObject } from "cloudflare:workers";
-import { CLAIM_HOLD_MS, type CallRegistryApi, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
+import { type CallRegistryApi, claimHoldMs, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
 
 type State = "live" | "ended" | "cancelled" | "expired";
 
@@ -93,15 +93,10 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
     record.claimed = true;
     await this.persist(key, record);
     void record.notify?.write(encoder.encode(`${"probe" satisfies WatchWord}\n`)).catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, this.holdMs()));
+    await new Promise((resolve) => setTimeout(resolve, claimHoldMs(this.env as Record<string, unknown>)));
     return record.state === "live" && Date.now() < record.deadline;
   }
 
-  private holdMs(): number {
-    const raw = Number((this.env as Record<string, unknown>).STRAD_CLAIM_HOLD_MS);
-    if (!Number.isFinite(raw) || raw <= 0) return CLAIM_HOLD_MS.fallback;
-    return Math.min(CLAIM_HOLD_MS.max, Math.max(CLAIM_HOLD_MS.min, Math.floor(raw)));
-  }
 
   /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */
   async stats(): Promise<{ served: number; live: number }> {

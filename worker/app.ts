@@ -3,7 +3,9 @@
 import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { readCappedText } from "../contract/body";
+import { claimHoldMs } from "../contract/call-registry";
 import { CallerTable } from "./auth";
+import { probedStream } from "./caller-stream";
 import { cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";
 import { writeRequestLog } from "./log";
@@ -137,7 +139,13 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     } catch {
       return finish(rpcError(500, -32603, "internal error", id), "internal_error");
     }
-    if (handler === streamed && response.body !== null) response = new Response(response.body.pipeThrough(endFrame()), response);
+    if (handler === streamed && response.body !== null) {
+      // While a claim of this call is on hold, probe the caller so that one who left is noticed in time.
+      const probed = probedStream();
+      const holdMs = claimHoldMs(c.env);
+      gw.probeCaller = () => probed.probe(holdMs);
+      response = new Response(response.body.pipeThrough(probed.transform).pipeThrough(endFrame()), response);
+    }
     // The log line waits for the handler, whose outcome is known only when a streamed call ends.
     const pending = gw.pending ?? Promise.resolve();
     c.executionCtx.waitUntil(
