@@ -1,6 +1,6 @@
 // Property-based test of the gateway's request handling (worker/app.ts and what it hands to the SDK and the fast
-// Every address it could reach is on 127.0.0.1 (a closed port): nothing leaves the machine.
 // lane): arbitrary JSON-RPC-shaped bodies, headers and encodings never give a 5xx, a hang or an unhandled rejection.
+// Every address it could reach is on 127.0.0.1 (a closed port): nothing leaves the machine.
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
