@@ -1,7 +1,7 @@
 // Covers the gateway's side of a confirmed call's record (worker/calls.ts) against a stand-in registry stream:
 // what each word from the CallRegistry does to the call's upstream request, and when nothing may happen.
 import { describe, expect, it } from "vitest";
-import type { CallRegistry } from "../../durable-objects/call-registry";
+import type { CallRegistryNamespace } from "../../contract/call-registry";
 import { requestKey, watchCall } from "../../worker/calls";
 import { AbortReason, type UpstreamError } from "../../worker/upstream";
 
@@ -21,7 +21,7 @@ function registry(status: number, words: string[]) {
       return new Response(stream);
     },
   };
-  const ns = { idFromName: (name: string) => name, get: () => stub } as unknown as DurableObjectNamespace<CallRegistry>;
+  const ns = { idFromName: (name: string) => name, get: () => stub } as unknown as CallRegistryNamespace;
   return { ns, say: (word: string) => sendMore?.(word) };
 }
 
