@@ -4,6 +4,7 @@ import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/ser
 import { Hono } from "hono";
 import { readCappedText } from "../contract/body";
 import { claimHoldMs } from "../contract/call-registry";
+import { RpcCode } from "../contract/rpc";
 import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
 import { cancelCall, requestKey } from "./calls";
@@ -62,7 +63,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
 
     if (roster === undefined) {
       console.error(JSON.stringify({ event: "config_error", errors: parsed.ok ? [] : parsed.errors }));
-      return finish(rpcError(503, -32603, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
+      return finish(rpcError(503, RpcCode.Internal, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
     }
     ready ??= (() => {
       const { table, unseeded } = CallerTable.build(roster, c.env);
@@ -73,38 +74,38 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     const { callers, problems } = ready;
     if (problems.length > 0) {
       console.error(JSON.stringify({ event: "config_error", errors: problems }));
-      return finish(rpcError(503, -32603, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
+      return finish(rpcError(503, RpcCode.Internal, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
     }
 
     const caller = callers.authenticate(c.req.header("authorization") ?? null);
     if (caller === undefined) {
-      return finish(rpcError(401, -32001, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
+      return finish(rpcError(401, RpcCode.Unauthenticated, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
     }
     line.caller = caller.id;
 
     const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-    if (contentType !== "application/json") return finish(rpcError(415, -32600, "Content-Type must be application/json"), "bad_content_type");
+    if (contentType !== "application/json") return finish(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
     const body = await readCappedText(c.req.raw, MAX_BODY_BYTES);
     if (!body.ok) {
-      return finish(body.tooLarge ? rpcError(413, -32600, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, -32700, "the request body could not be read"), "bad_body");
+      return finish(body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, RpcCode.ParseError, "the request body could not be read"), "bad_body");
     }
     let message: unknown;
     try {
       message = JSON.parse(body.value);
     } catch {
-      return finish(rpcError(400, -32700, "Parse error: the request body is not valid JSON"), "parse_error");
+      return finish(rpcError(400, RpcCode.ParseError, "Parse error: the request body is not valid JSON"), "parse_error");
     }
-    if (Array.isArray(message)) return finish(rpcError(400, -32600, "JSON-RPC batches are not supported"), "invalid_request");
+    if (Array.isArray(message)) return finish(rpcError(400, RpcCode.InvalidRequest, "JSON-RPC batches are not supported"), "invalid_request");
     const msg = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown } | null;
     const id = typeof msg?.id === "string" || typeof msg?.id === "number" ? msg.id : null;
     if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0" || typeof msg.method !== "string") {
-      return finish(rpcError(400, -32600, 'Invalid request: expected a JSON-RPC 2.0 object with a "method"', id), "invalid_request");
+      return finish(rpcError(400, RpcCode.InvalidRequest, 'Invalid request: expected a JSON-RPC 2.0 object with a "method"', id), "invalid_request");
     }
     line.method = msg.method;
     const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Record<string, unknown>;
 
     const selection = selectServers(roster, caller, new URL(c.req.url).searchParams.get("servers"));
-    if (!selection.ok) return finish(rpcError(400, -32602, selection.message, id), "unknown_server");
+    if (!selection.ok) return finish(rpcError(400, RpcCode.InvalidParams, selection.message, id), "unknown_server");
     line.slugs = selection.servers.map((s) => s.slug);
 
     if (msg.method === "notifications/cancelled") {
@@ -137,7 +138,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     try {
       response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo: { token: "", clientId: caller.id, scopes: caller.roles, extra: { gateway: gw } } });
     } catch {
-      return finish(rpcError(500, -32603, "internal error", id), "internal_error");
+      return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
     }
     if (handler === streamed && response.body !== null) {
       // While a claim of this call is on hold, probe the caller so that one who left is noticed in time.
@@ -159,7 +160,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     return response;
   });
 
-  app.on(["GET", "DELETE", "PUT", "PATCH"], "/mcp", () => rpcError(405, -32000, "Method not allowed: /mcp is stateless and takes POST only", null, { Allow: "POST" }));
+  app.on(["GET", "DELETE", "PUT", "PATCH"], "/mcp", () => rpcError(405, RpcCode.MethodNotAllowed, "Method not allowed: /mcp is stateless and takes POST only", null, { Allow: "POST" }));
   app.get("/healthz", (c) => c.json({ ok: roster !== undefined }));
   // Local development only: how many requests a caller's call registry has served (tests, bench).
   app.get("/_dev/calls/:scope", async (c) => {
@@ -168,7 +169,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     return c.json(await ns.get(ns.idFromName(c.req.param("scope"))).stats());
   });
   app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
-  app.onError(() => rpcError(500, -32603, "internal error"));
+  app.onError(() => rpcError(500, RpcCode.Internal, "internal error"));
 
   return { fetch: app.fetch };
 }

@@ -65,10 +65,14 @@ function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, 
   return resolved.headers;
 }
 
+/** Resource not found in 2025-11-25, which the SDK sends as -32602 on both revisions (each codec's encodeErrorCode). */
+const SDK_REWRITES_TO_INVALID_PARAMS = -32002;
+
 function errorCode(error: UpstreamError): number {
   if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
   if (error.code === "UPSTREAM_ABORTED") return RpcCode.Cancelled;
-  if (error.code === "UPSTREAM_RPC") return error.rpcCode;
+  // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same.
+  if (error.code === "UPSTREAM_RPC") return error.rpcCode === SDK_REWRITES_TO_INVALID_PARAMS ? RpcCode.InvalidParams : error.rpcCode;
   return RpcCode.UpstreamFailed;
 }
 

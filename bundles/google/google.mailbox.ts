@@ -1,17 +1,16 @@
 // The mailbox object the tools are handed: the mount's Gmail client, its reads tied to the call's signal,
-// and its writes through the kit's send gate. sendMessage and sendDraft refuse outside an approved, live,
-// claimed call, and only for the exact message the approval covers (seed 000, "A dropped call never sends").
+// and its writes through the kit's send gate, each bound to the message it carries. The gate decides; a
+// send also needs a person's yes (or the waiver), and its token is minted only once the gate let it through.
 import { z } from "zod";
-import { callRefOf } from "../kit/confirm";
-import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
-import { claimCall, type Fetcher, GateRefusal, gatedWrite } from "../kit/gate";
-import { type Approval, currentScope } from "../kit/scope";
+import type { FingerprintInput } from "../kit/fingerprint";
+import { type GatedWrite, GateRefusal, gatedWrite, type WriteOptions, type WriteWords } from "../kit/gate";
+import { currentScope } from "../kit/scope";
 import { checkStatus, credentialsFor, endpointsFor, GmailClient, GmailError, readJson } from "./google.client";
 import { base64UrlEncode } from "./google.mime";
 
 /** Gmail's own ids (messages, threads, drafts, labels): nothing that could change a request path. */
 export const GMAIL_ID = /^[A-Za-z0-9_-]{1,256}$/;
-/** Above this the message goes to the media upload URI rather than as inline JSON (seed 000). */
+/** Above this the message goes to the media upload URI rather than as inline JSON; both are gated (docs/rules.md R-GATE-8). */
 export const UPLOAD_THRESHOLD_BYTES = 5 * 1024 * 1024;
 const ME = "/gmail/v1/users/me";
 
@@ -64,19 +63,20 @@ function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
   return result.data;
 }
 
-/** Approvals that have already sent: one approved call sends once, even if the tool asked twice. */
-const spent = new WeakSet<Approval>();
+/** A send is bound to the message approved, needs a person's yes (or the waiver), and a refusal is worded as a send's. */
+const SEND: WriteWords = { act: "send", done: "sent", target: "message" };
+const sending = (approved: FingerprintInput): WriteOptions => ({ binds: approved, needsApproval: true, words: SEND });
 
 export type ListQuery = { q?: string; labelIds?: readonly string[]; maxResults: number; pageToken?: string };
 
 export class Mailbox {
   constructor(
     readonly client: GmailClient,
-    private readonly write: Fetcher = gatedWrite,
+    private readonly write: GatedWrite = gatedWrite,
   ) {}
 
   /** The mailbox of the mount this call was routed to, built from that mount's own credentials only. */
-  static forCurrentCall(write: Fetcher = gatedWrite): Mailbox {
+  static forCurrentCall(write: GatedWrite = gatedWrite): Mailbox {
     const scope = currentScope();
     const credentials = credentialsFor(scope.mount, scope.env);
     if (!credentials.ok) throw new GmailError(`this mount has no Gmail credentials: ${credentials.missing} is not set`);
@@ -112,24 +112,23 @@ export class Mailbox {
     return parsed(DraftSchema, await this.client.get(`${ME}/drafts/${checkId(id)}`, { format }, this.signal));
   }
 
-  /** Creates a draft; no one is asked (a draft goes nowhere), but the request still goes through the gate. */
-  async createDraft(raw: Uint8Array, threadId: string | undefined): Promise<{ id: string; messageId: string }> {
+  /** Creates a draft; no one is asked (a draft goes nowhere), but the request still goes through the gate, bound to this draft. */
+  async createDraft(raw: Uint8Array, threadId: string | undefined, binds: FingerprintInput): Promise<{ id: string; messageId: string }> {
     if (raw.byteLength > UPLOAD_THRESHOLD_BYTES) throw new GmailError(`a draft larger than ${UPLOAD_THRESHOLD_BYTES} bytes cannot be created here; send_email sends large messages directly`);
     const body = JSON.stringify({ message: { raw: base64UrlEncode(raw), ...(threadId === undefined ? {} : { threadId: checkId(threadId) }) } });
-    const draft = parsed(DraftSchema.extend({ message: MessageRefSchema }), await this.post(this.client.url(`${ME}/drafts`), "application/json", body));
+    const draft = parsed(DraftSchema.extend({ message: MessageRefSchema }), await this.post(this.client.url(`${ME}/drafts`), "application/json", body, { binds }));
     return { id: draft.id, messageId: draft.message.id };
   }
 
   /** Sends a composed message: inline JSON up to 5 MB, Gmail's upload URI above. */
   async sendMessage(raw: Uint8Array, threadId: string | undefined, approved: FingerprintInput): Promise<{ id: string; threadId: string }> {
     if (threadId !== undefined) checkId(threadId);
-    await this.assertMaySend(approved);
     if (raw.byteLength <= UPLOAD_THRESHOLD_BYTES) {
       const body = JSON.stringify({ raw: base64UrlEncode(raw), ...(threadId === undefined ? {} : { threadId }) });
-      return parsed(MessageRefSchema, await this.post(this.client.url(`${ME}/messages/send`), "application/json", body));
+      return parsed(MessageRefSchema, await this.post(this.client.url(`${ME}/messages/send`), "application/json", body, sending(approved)));
     }
     if (threadId === undefined) {
-      return parsed(MessageRefSchema, await this.post(this.client.url(`/upload${ME}/messages/send`, { uploadType: "media" }), "message/rfc822", raw));
+      return parsed(MessageRefSchema, await this.post(this.client.url(`/upload${ME}/messages/send`, { uploadType: "media" }), "message/rfc822", raw, sending(approved)));
     }
     // A reply needs its threadId beside the message: multipart upload carries both.
     const boundary = `upload-${crypto.randomUUID()}`;
@@ -139,48 +138,30 @@ export class Mailbox {
     body.set(head, 0);
     body.set(raw, head.byteLength);
     body.set(tail, head.byteLength + raw.byteLength);
-    return parsed(MessageRefSchema, await this.post(this.client.url(`/upload${ME}/messages/send`, { uploadType: "multipart" }), `multipart/related; boundary=${boundary}`, body));
+    return parsed(MessageRefSchema, await this.post(this.client.url(`/upload${ME}/messages/send`, { uploadType: "multipart" }), `multipart/related; boundary=${boundary}`, body, sending(approved)));
   }
 
   async sendDraft(draftId: string, approved: FingerprintInput): Promise<{ id: string; threadId: string }> {
     checkId(draftId);
-    await this.assertMaySend(approved);
-    return parsed(MessageRefSchema, await this.post(this.client.url(`${ME}/drafts/send`), "application/json", JSON.stringify({ id: draftId })));
+    return parsed(MessageRefSchema, await this.post(this.client.url(`${ME}/drafts/send`), "application/json", JSON.stringify({ id: draftId }), sending(approved)));
   }
 
-  /**
-   * Refuses unless this call is live, a person (or the slug's waiver) approved exactly this message, and the
-   * call wins its single claim. Runs before the token is minted, so a refused send makes no request at all.
-   */
-  private async assertMaySend(approved: FingerprintInput): Promise<void> {
-    const scope = currentScope();
-    const call = scope.call;
-    const dropped = () => new GateRefusal("CALL_DROPPED", "the call was dropped before the send started; nothing was sent");
-    if (scope.signal.aborted) throw dropped();
-    const approval = call?.approval;
-    if (call === undefined || approval === undefined || !approval.approved) throw new GateRefusal("NOT_APPROVED", "no approval covers this send; nothing was sent");
-    if ((await fingerprint(approved)) !== approval.fingerprint) throw new GateRefusal("NOT_APPROVED", "the approval covers a different message; nothing was sent");
-    if (spent.has(approval)) throw new GateRefusal("CLAIM_FAILED", "this call has already sent once; nothing more was sent");
-    const ref = callRefOf(call.channel);
-    if (ref === undefined) throw new GateRefusal("NO_CALL_RECORD", "the call carries no record to claim, so it cannot send safely; nothing was sent");
-    approval.claimed ??= claimCall(scope.env, ref);
-    if (!(await approval.claimed)) throw new GateRefusal("CLAIM_FAILED", "the call is no longer live or was already used for a send; nothing was sent");
-    if (scope.signal.aborted) throw dropped();
-    spent.add(approval);
-  }
-
-  /** Every POST to Gmail: through the send gate, with a token minted for this mount. */
-  private async post(url: string, contentType: string, body: string | Uint8Array): Promise<unknown> {
+  /** Every POST to Gmail: through the send gate, with a token minted for this mount once the gate let it through. */
+  private async post(url: string, contentType: string, body: string | Uint8Array, gate: WriteOptions): Promise<unknown> {
     const signal = this.signal;
-    const token = await this.client.accessToken(signal);
+    let token: string | undefined;
+    const init = async (): Promise<RequestInit> => {
+      token = await this.client.accessToken(signal);
+      return { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": contentType, accept: "application/json" }, body };
+    };
     let response: Response;
     try {
-      response = await this.write(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": contentType, accept: "application/json" }, body });
+      response = await this.write(url, init, gate);
     } catch (error) {
-      if (error instanceof GateRefusal) throw error;
+      if (error instanceof GateRefusal || error instanceof GmailError) throw error;
       throw new GmailError(signal.aborted ? "the call was dropped while the request to Gmail was in flight, so whether Gmail acted on it is unknown" : "Gmail could not be reached");
     }
-    if (response.status === 401) this.client.invalidate(token);
+    if (response.status === 401 && token !== undefined) this.client.invalidate(token);
     await checkStatus(response);
     return readJson(response);
   }

@@ -312,13 +312,15 @@ export const sendEmailGuard: Omit<Guard<SendEmailArgs, SendTarget>, "rule"> = {
   },
 };
 
+const draftFingerprint = (target: ComposeTarget): FingerprintInput => ({ ...sendFingerprint(target), operation: "create_draft" });
+
 export const createDraftGuard: Omit<Guard<ComposeArgs, ComposeTarget>, "rule"> = {
   resolve: (args) => prepared(() => resolveCompose(args, Mailbox.forCurrentCall())),
-  fingerprint: (target) => ({ ...sendFingerprint(target), operation: "create_draft" }),
+  fingerprint: draftFingerprint,
   prompt: sendPrompt,
   act: async (target, write) => {
     try {
-      const draft = await Mailbox.forCurrentCall(write).createDraft(composeMime(target), target.reply?.threadId);
+      const draft = await Mailbox.forCurrentCall(write).createDraft(composeMime(target), target.reply?.threadId, draftFingerprint(target));
       return text(`Draft ${draft.id} created in ${target.from} (message ${draft.messageId}). Nothing was sent; send_email with from_draft_id sends it.`);
     } catch (error) {
       if (error instanceof GmailError) return text(`Not done: ${error.message}.`, true);

@@ -1,20 +1,49 @@
-// The send gate: the only door from a tool to its upstream's write endpoints (send, create, delete).
-// A write for a dropped call never starts, one in flight is aborted with the call, and an approved write
-// must win the call's single claim in the gateway's CallRegistry, so an approval that lands after the caller
-// gave up, or reaches the bundle twice, writes at most once (seed 000, "A dropped call never sends").
+// The send gate: the only door from a tool to its upstream's write endpoints (send, create, delete), and the
+// one place every bundle's write is checked. A write for a dropped call never starts, one in flight is aborted
+// with the call, an approved write must win the call's single claim in the gateway's CallRegistry, and a write
+// bound to a target goes out only for the exact target the approval was given for, once per approval; so an
+// approval that lands after the caller gave up, reaches the bundle twice, or covers another message writes
+// nothing (docs/rules.md R-GATE-3, R-GATE-4, R-GATE-5, R-GATE-6).
 import type { CallRegistryNamespace } from "../../contract/call-registry";
 import type { CallRef } from "../../contract/channel";
 import { callRefOf } from "./confirm";
-import { currentScope } from "./scope";
+import { type FingerprintInput, fingerprint } from "./fingerprint";
+import { type Approval, currentScope } from "./scope";
 
-export type GateCode = "CALL_DROPPED" | "NOT_APPROVED" | "NO_CALL_RECORD" | "CLAIM_FAILED";
+export type GateCode = "CALL_DROPPED" | "NOT_APPROVED" | "TARGET_MISMATCH" | "SPENT" | "NO_CALL_RECORD" | "CLAIM_FAILED";
+
+/** How a refusal names the write to the person reading it: a mailbox says "send", "sent", "message". */
+export interface WriteWords {
+  act: string;
+  done: string;
+  target: string;
+}
+export const WRITE_WORDS: WriteWords = { act: "write", done: "written", target: "target" };
+
+export function describeRefusal(code: GateCode, w: WriteWords): string {
+  switch (code) {
+    case "CALL_DROPPED":
+      return `the call was dropped before the ${w.act} started; nothing was ${w.done}`;
+    case "NOT_APPROVED":
+      return `no approval covers this ${w.act}; nothing was ${w.done}`;
+    case "TARGET_MISMATCH":
+      return `the approval covers a different ${w.target}; nothing was ${w.done}`;
+    case "SPENT":
+      return `this call has already ${w.done} once; nothing more was ${w.done}`;
+    case "NO_CALL_RECORD":
+      // Without the gateway's record there is nothing to claim, so an approval could be used twice.
+      return `the call carries no record to claim, so it cannot ${w.act} safely; nothing was ${w.done}`;
+    case "CLAIM_FAILED":
+      return `the call is no longer live or was already used for a ${w.act}; nothing was ${w.done}`;
+  }
+}
 
 export class GateRefusal extends Error {
   constructor(
     readonly code: GateCode,
-    message: string,
+    words: WriteWords = WRITE_WORDS,
   ) {
-    super(message);
+    super(describeRefusal(code, words));
     this.name = "GateRefusal";
   }
 }
@@ -22,10 +51,25 @@ export class GateRefusal extends Error {
 export type FetchInput = string | URL | Request;
 export type Fetcher = (input: FetchInput, init?: RequestInit) => Promise<Response>;
 
+/** A write's request, or what builds it once every check has passed (minting a token is a request too). */
+export type WriteInit = RequestInit | (() => RequestInit | Promise<RequestInit>);
+
+export interface WriteOptions {
+  /** The exact target this write carries out: refused unless the approval was given for it, and only once per approval. */
+  binds?: FingerprintInput;
+  /** Only a person's yes (or the slug's waiver) covers it, never a tool's declaration that it does not ask. */
+  needsApproval?: boolean;
+  words?: WriteWords;
+  fetch?: Fetcher;
+}
+
 const globalFetch: Fetcher = (input, init) => fetch(input, init);
 
+/** Approvals whose one binding write has been let through. */
+const spent = new WeakSet<Approval>();
+
 /** The call's one claim, held by the gateway's CallRegistry Durable Object (DO name = the ref's scope). */
-export async function claimCall(env: Record<string, unknown>, ref: CallRef): Promise<boolean> {
+async function claimCall(env: Record<string, unknown>, ref: CallRef): Promise<boolean> {
   const ns = env.CALLS as CallRegistryNamespace | undefined;
   if (ns === undefined || typeof ns.idFromName !== "function") return false;
   try {
@@ -41,30 +85,43 @@ function withCallSignal(own: AbortSignal | null | undefined, call: AbortSignal):
 }
 
 /**
- * One write request. Refuses before anything leaves when the call was dropped, when no approval (or
- * explicit never-asks declaration) covers it, or when an approved call's claim fails. Redirects are not
+ * One write request. Refuses before anything leaves (a lazy `init` is not even built) when the call was
+ * dropped, when no approval (or explicit never-asks declaration) covers it, when a bound target is not the
+ * approved one or its approval was already used, or when an approved call's claim fails. Redirects are not
  * followed: a write goes where the tool aimed it or nowhere.
  */
-export async function gatedWrite(input: FetchInput, init: RequestInit = {}, doFetch: Fetcher = globalFetch): Promise<Response> {
+export async function gatedWrite(input: FetchInput, init: WriteInit = {}, options: WriteOptions = {}): Promise<Response> {
+  const refuse = (code: GateCode) => new GateRefusal(code, options.words);
   const scope = currentScope();
   const call = scope.call;
-  if (scope.signal.aborted) throw new GateRefusal("CALL_DROPPED", "the call was dropped before the write started; nothing was written");
+  if (scope.signal.aborted) throw refuse("CALL_DROPPED");
   const approval = call?.approval;
-  if (call === undefined || approval === undefined) throw new GateRefusal("NOT_APPROVED", "no approval covers this write; nothing was written");
+  if (call === undefined || approval === undefined) throw refuse("NOT_APPROVED");
+  if (options.needsApproval === true && !approval.approved) throw refuse("NOT_APPROVED");
+  if (options.binds !== undefined) {
+    if ((await fingerprint(options.binds)) !== approval.fingerprint) throw refuse("TARGET_MISMATCH");
+    // Tested and marked with no await between, so two writes racing in one call cannot both pass.
+    if (spent.has(approval)) throw refuse("SPENT");
+    spent.add(approval);
+  }
   const ref = callRefOf(call.channel);
   if (ref === undefined) {
-    // Without the gateway's record there is nothing to claim, so an approval could be used twice.
-    if (approval.approved) throw new GateRefusal("NO_CALL_RECORD", "the call carries no record to claim, so an approved write cannot be made safely; nothing was written");
+    if (approval.approved) throw refuse("NO_CALL_RECORD");
   } else {
     approval.claimed ??= claimCall(scope.env, ref);
-    if (!(await approval.claimed)) {
-      throw new GateRefusal("CLAIM_FAILED", "the call is no longer live or was already used for a write; nothing was written");
-    }
+    if (!(await approval.claimed)) throw refuse("CLAIM_FAILED");
   }
   // The claim took a round trip: the caller may have left meanwhile.
-  if (scope.signal.aborted) throw new GateRefusal("CALL_DROPPED", "the call was dropped before the write started; nothing was written");
-  return doFetch(input, { ...init, redirect: "manual", signal: withCallSignal(init.signal, scope.signal) });
+  if (scope.signal.aborted) throw refuse("CALL_DROPPED");
+  let request: RequestInit;
+  if (typeof init === "function") {
+    request = await init();
+    if (scope.signal.aborted) throw refuse("CALL_DROPPED");
+  } else request = init;
+  return (options.fetch ?? globalFetch)(input, { ...request, redirect: "manual", signal: withCallSignal(request.signal, scope.signal) });
 }
+
+export type GatedWrite = typeof gatedWrite;
 
 /**
  * A fetch for an upstream client that cannot be changed: requests `isWrite` matches go through the gate,
@@ -74,7 +131,7 @@ export function gatedFetch(isWrite: (url: URL, method: string) => boolean, doFet
   return async (input, init = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const method = (init.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
-    if (isWrite(url, method)) return gatedWrite(input, init, doFetch);
+    if (isWrite(url, method)) return gatedWrite(input, init, { fetch: doFetch });
     return doFetch(input, { ...init, signal: withCallSignal(init.signal, currentScope().signal) });
   };
 }

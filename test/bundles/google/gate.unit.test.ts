@@ -4,7 +4,7 @@ import { Mailbox, UPLOAD_THRESHOLD_BYTES } from "../../../bundles/google/google.
 import { composeMime, sendFingerprint, type ComposeTarget } from "../../../bundles/google/google.send";
 import { CHANNEL_META_KEY } from "../../../contract/channel";
 import { fingerprint } from "../../../bundles/kit/fingerprint";
-import { type FetchInput, gatedWrite } from "../../../bundles/kit/gate";
+import { type GatedWrite, gatedWrite } from "../../../bundles/kit/gate";
 import { callStateFor, runInScope } from "../../../bundles/kit/scope";
 import { fileBytes } from "../../fakes/gmail/gmail.fake";
 import { askChannel } from "../kit/helpers/bundle";
@@ -169,7 +169,7 @@ describe("the mailbox handed to the tools", { timeout: 60_000 }, () => {
   const big = (): ComposeTarget => ({ ...target(), attachments: [{ filename: "big.bin", mimeType: "application/octet-stream", bytes: fileBytes(UPLOAD_THRESHOLD_BYTES), sha256: "y" }] });
 
   /** Runs `fn` as the tool would, in a call whose channel names a registry record; `approve` sets what the guard would. */
-  async function inCall<T>(opts: { approved?: ComposeTarget | "unapproved"; live?: boolean; aborted?: boolean; write?: (input: FetchInput, init?: RequestInit) => Promise<Response> }, fn: (mailbox: Mailbox) => Promise<T>): Promise<T> {
+  async function inCall<T>(opts: { approved?: ComposeTarget | "unapproved"; live?: boolean; aborted?: boolean; write?: GatedWrite }, fn: (mailbox: Mailbox) => Promise<T>): Promise<T> {
     const key = `n:direct-${Math.random()}`;
     if (opts.live !== false) h.calls.live("dev-session", key);
     const call = callStateFor(1, { name: "send_email", _meta: { [CHANNEL_META_KEY]: askChannel(`${h.approver.base}/scripted/x/`, { call: callRef(key) }) } });
@@ -202,11 +202,18 @@ describe("the mailbox handed to the tools", { timeout: 60_000 }, () => {
     expect(h.fake.store.outbox).toHaveLength(1);
   });
 
+  it("creates only the draft its call resolved: an approval for a send does not cover a draft, before any request", async () => {
+    await expect(inCall({ approved: "unapproved" }, (m) => m.createDraft(composeMime(target()), undefined, { ...sendFingerprint(target()), operation: "create_draft" }))).rejects.toThrow(
+      "the approval covers a different target; nothing was written",
+    );
+    expect(h.fake.store.requests).toEqual([]);
+  });
+
   it("hands both the send URL and the upload URL to the gate it was given", async () => {
     const seen: string[] = [];
-    const write = (input: FetchInput, init?: RequestInit) => {
+    const write: GatedWrite = (input, init, options) => {
       seen.push(String(input));
-      return gatedWrite(input, init);
+      return gatedWrite(input, init, options);
     };
     await inCall({ approved: target(), write }, (m) => send(m, target()));
     await inCall({ approved: big(), write }, (m) => send(m, big()));

@@ -1,6 +1,7 @@
-// Covers bundles/kit/gate.ts directly: what a write needs before it leaves, and that one in flight is aborted with its call.
+// Covers bundles/kit/gate.ts directly: what a write needs before it leaves, what binds it to the approved target, and that one in flight is aborted with its call.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatedFetch, gatedWrite, GateRefusal } from "../../../bundles/kit/gate";
+import { type FingerprintInput, fingerprint } from "../../../bundles/kit/fingerprint";
+import { describeRefusal, type GateCode, GateRefusal, gatedFetch, gatedWrite, WRITE_WORDS } from "../../../bundles/kit/gate";
 import { type CallScope, type CallState, runInScope } from "../../../bundles/kit/scope";
 import { fakeCalls } from "./helpers/bundle";
 import { HostileServer, startSink } from "./helpers/hostile-server";
@@ -143,6 +144,138 @@ describe("a gated write", () => {
     } finally {
       await redirecting.stop();
     }
+  });
+});
+
+describe("a gated write bound to its target", () => {
+  const target: FingerprintInput = { operation: "send", target: { to: { set: ["ada@example.com"] }, subject: "hello" } };
+  /** An approved call whose approval was given for `approvedFor`, live in a fresh registry. */
+  async function approvedCall(approvedFor: FingerprintInput, opts: { approved?: boolean; key?: string; signal?: AbortSignal } = {}) {
+    const calls = fakeCalls();
+    calls.live("c", "k");
+    const approval = { fingerprint: await fingerprint(approvedFor), approved: opts.approved ?? true };
+    const scope = scopeWith({ channel: ask(opts.key ?? "k"), approval }, { CALLS: calls.ns }, opts.signal);
+    return { calls, scope };
+  }
+
+  it("goes out for the target its approval was given for, and for no other, before claiming anything", async () => {
+    const other = await approvedCall({ ...target, target: { ...target.target, subject: "something else" } });
+    const before = sink.requests.length;
+    expect(await refusalOf(runInScope(other.scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" }, { binds: target })))).toBe("TARGET_MISMATCH");
+    expect(other.calls.claims).toEqual([]);
+    expect(sink.requests.length).toBe(before);
+    const same = await approvedCall(target);
+    expect((await runInScope(same.scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" }, { binds: target }))).status).toBe(200);
+    expect(sink.requests.length).toBe(before + 1);
+  });
+
+  it("goes out once per approval: a second bound write in the same call is refused, while unbound requests of the write still go", async () => {
+    const { calls, scope } = await approvedCall(target);
+    const before = sink.requests.length;
+    await runInScope(scope, async () => {
+      await (await gatedWrite(`${sink.base}/upload`, { method: "POST" })).text();
+      await (await gatedWrite(`${sink.base}/send`, { method: "POST" }, { binds: target })).text();
+      expect(await refusalOf(gatedWrite(`${sink.base}/send`, { method: "POST" }, { binds: target }))).toBe("SPENT");
+      await (await gatedWrite(`${sink.base}/upload`, { method: "POST" })).text();
+    });
+    expect(sink.requests.slice(before).map((r) => r.path)).toEqual(["/upload", "/send", "/upload"]);
+    expect(calls.claims).toEqual([{ scope: "c", key: "k", won: true }]);
+  });
+
+  it("lets one of two bound writes racing in one call through, and refuses the other", async () => {
+    const { scope } = await approvedCall(target);
+    const before = sink.requests.length;
+    const outcomes = await runInScope(scope, () => Promise.all([1, 2].map(() => refusalOf(gatedWrite(`${sink.base}/send`, { method: "POST" }, { binds: target })))));
+    expect(outcomes.sort()).toEqual(["SPENT", "none"]);
+    expect(sink.requests.length).toBe(before + 1);
+  });
+
+  it("refuses a write that needs a person's yes on a tool's declaration that it never asks, which still covers a write that does not", async () => {
+    const needs = await approvedCall(target, { approved: false });
+    const before = sink.requests.length;
+    expect(await refusalOf(runInScope(needs.scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" }, { binds: target, needsApproval: true })))).toBe("NOT_APPROVED");
+    expect(needs.calls.claims).toEqual([]);
+    expect(sink.requests.length).toBe(before);
+    const plain = await approvedCall(target, { approved: false });
+    expect((await runInScope(plain.scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" }, { binds: target }))).status).toBe(200);
+    expect(sink.requests.length).toBe(before + 1);
+  });
+
+  it("refuses an approved write when the call names no record to claim, while a never-asking write without one still goes", async () => {
+    const approval = { fingerprint: await fingerprint(target), approved: true };
+    const before = sink.requests.length;
+    expect(await refusalOf(runInScope(scopeWith({ channel: ask(), approval }, {}), () => gatedWrite(`${sink.base}/w`, { method: "POST" })))).toBe("NO_CALL_RECORD");
+    expect(sink.requests.length).toBe(before);
+    const unasked = { fingerprint: await fingerprint(target), approved: false };
+    expect((await runInScope(scopeWith({ channel: { kind: "none" }, approval: unasked }, {}), () => gatedWrite(`${sink.base}/w`, { method: "POST" }, { binds: target }))).status).toBe(200);
+    expect(sink.requests.length).toBe(before + 1);
+  });
+
+  it("builds a lazy request only once every check has passed and the claim is won, and never for a refused write", async () => {
+    const built: string[] = [];
+    const lazy = (label: string) => () => {
+      built.push(label);
+      return { method: "POST" };
+    };
+    const dropped = new AbortController();
+    dropped.abort();
+    const refused = [
+      await approvedCall(target, { signal: dropped.signal }),
+      await approvedCall({ ...target, operation: "other" }),
+      await approvedCall(target, { approved: false }),
+      await approvedCall(target, { key: "not-live" }),
+    ];
+    const before = sink.requests.length;
+    const codes: string[] = [];
+    for (const [i, { scope }] of refused.entries()) codes.push(await refusalOf(runInScope(scope, () => gatedWrite(`${sink.base}/w`, lazy(`refused ${i}`), { binds: target, needsApproval: true }))));
+    expect(codes).toEqual(["CALL_DROPPED", "TARGET_MISMATCH", "NOT_APPROVED", "CLAIM_FAILED"]);
+    expect(built).toEqual([]);
+    const { calls, scope } = await approvedCall(target);
+    const claimsWhenBuilt: number[] = [];
+    await runInScope(scope, () =>
+      gatedWrite(
+        `${sink.base}/w`,
+        async () => {
+          claimsWhenBuilt.push(calls.claims.length);
+          return lazy("passed")();
+        },
+        { binds: target, needsApproval: true },
+      ),
+    );
+    expect(built).toEqual(["passed"]);
+    expect(claimsWhenBuilt).toEqual([1]);
+    expect(sink.requests.length).toBe(before + 1);
+  });
+
+  it("does not start when the call drops while its lazy request is being built", async () => {
+    const drop = new AbortController();
+    const { scope } = await approvedCall(target, { signal: drop.signal });
+    const before = sink.requests.length;
+    const write = runInScope(scope, () =>
+      gatedWrite(`${sink.base}/w`, async () => {
+        drop.abort();
+        return { method: "POST" };
+      }),
+    );
+    expect(await refusalOf(write)).toBe("CALL_DROPPED");
+    expect(sink.requests.length).toBe(before);
+  });
+
+  it("words a refusal in the write's own terms", async () => {
+    const send = { act: "send", done: "sent", target: "message" };
+    const { scope } = await approvedCall({ ...target, operation: "other" });
+    const refusal = await runInScope(scope, () => gatedWrite(`${sink.base}/w`, { method: "POST" }, { binds: target, words: send })).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(GateRefusal);
+    expect((refusal as GateRefusal).message).toBe("the approval covers a different message; nothing was sent");
+    const codes: GateCode[] = ["CALL_DROPPED", "NOT_APPROVED", "TARGET_MISMATCH", "SPENT", "NO_CALL_RECORD", "CLAIM_FAILED"];
+    expect(codes.map((code) => describeRefusal(code, WRITE_WORDS))).toEqual([
+      "the call was dropped before the write started; nothing was written",
+      "no approval covers this write; nothing was written",
+      "the approval covers a different target; nothing was written",
+      "this call has already written once; nothing more was written",
+      "the call carries no record to claim, so it cannot write safely; nothing was written",
+      "the call is no longer live or was already used for a write; nothing was written",
+    ]);
   });
 });
 
