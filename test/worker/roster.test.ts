@@ -117,7 +117,7 @@ describe("config errors name their path", () => {
     expectError(withServer(0, { confirmationHeaders: { [name]: "x" } }), `servers[0].confirmationHeaders.${name}`, /set by the bundle itself/);
   });
 
-  it("the owned list is exactly the five names of seed 000", () => {
+  it("the owned list is exactly the five names the kit sets itself", () => {
     expect([...BUNDLE_OWNED_HEADERS].sort()).toEqual(["connection", "content-length", "content-type", "host", "transfer-encoding"]);
   });
 
