@@ -1,6 +1,7 @@
 // One upstream exchange: the gateway builds the request itself (never the caller's headers or _meta),
 // speaks 2026-07-28 to the upstream so that one POST is one call, and reads a JSON or SSE answer.
 // Failures name the slug and the HTTP status, never a byte of the upstream's body.
+import { createParser } from "eventsource-parser";
 import { readCappedText } from "../contract/body";
 import { cleanLine } from "../contract/text";
 import type { ServerEntry } from "./roster";
@@ -129,54 +130,37 @@ function stripHopFields(result: Record<string, unknown>): Record<string, unknown
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }
 
-const FRAME_END = /\r?\n\r?\n/;
-
 /** Reads SSE frames until the response to `id` arrives; relays progress on the way. */
 async function readEventStream(response: Response, id: number, req: UpstreamRequest): Promise<UpstreamResult> {
-  const reader = response.body?.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = response.body?.getReader();
   if (reader === undefined) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "empty event stream" } };
-  // Text not yet ended by a frame boundary, kept in pieces: it is joined and scanned again only when a chunk
-  // completes a boundary, so one long frame costs linear time, not a rescan of the whole buffer per chunk.
-  let pending: string[] = [];
-  let tail = "";
+  const decoder = new TextDecoder();
+  let answer: UpstreamResult | undefined;
+  // The parser keeps an unfinished line in pieces and joins them once, so one long frame costs linear time.
+  const parser = createParser({
+    onEvent: ({ data }) => {
+      // Frames after the answer in the same chunk are not this call's business.
+      if (answer !== undefined || data === "") return;
+      const message = JSON.parse(data) as { method?: unknown; params?: unknown; id?: unknown };
+      if (message.method === "notifications/progress" && typeof message.params === "object" && message.params !== null) {
+        req.onProgress?.(message.params as Record<string, unknown>);
+      } else if (message.id === id) answer = answerOf(message, id);
+    },
+  });
   let total = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: "the event stream ended without an answer" }) };
-      total += value.length;
+      total += value.byteLength;
       if (total > MAX_UPSTREAM_BODY) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is too large" } };
-      // A boundary is at most four characters, so the last three before this chunk are enough to find one.
-      const window = tail + value;
-      pending.push(value);
-      tail = window.slice(-3);
-      if (!FRAME_END.test(window)) continue;
-      let buffer = pending.join("");
-      let end: number;
-      while ((end = buffer.search(FRAME_END)) !== -1) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
-        const data = frame
-          .split(/\r?\n/)
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (data === "") continue;
-        const message = JSON.parse(data) as { method?: unknown; params?: unknown; id?: unknown };
-        if (message.method === "notifications/progress" && typeof message.params === "object" && message.params !== null) {
-          req.onProgress?.(message.params as Record<string, unknown>);
-          continue;
-        }
-        if (message.id === id) return answerOf(message, id);
-      }
-      pending = [buffer];
-      tail = buffer.slice(-3);
+      parser.feed(decoder.decode(value, { stream: true }));
+      if (answer !== undefined) return answer;
     }
   } finally {
     reader.cancel().catch(() => {});
   }
 }
-
 
 export function describeUpstreamError(slug: string, error: UpstreamError): string {
   switch (error.code) {

@@ -1,10 +1,10 @@
-// Covers the review page in production mode: only a person's Cf-Access-Jwt-Assertion (RS256, matching kid, iss, aud, validity) may see and answer; a service token cannot; CSRF binds to the person; the edge switch off.
-import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+// Covers the review page in production mode: only a person's Cf-Access-Jwt-Assertion (RS256, matching kid, iss, aud, validity) may see and answer; a service token cannot; CSRF binds to the person; the edge switch off. Tokens are shaped as Cloudflare's "Application token" page shows them.
+import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
-import { createBody, createPrompt, decide, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, reviewPage, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
+import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
 
 const TEAM = "https://strad-test.cloudflareaccess.com";
 const AUD = "0123456789abcdef-test-audience-tag";
@@ -25,8 +25,24 @@ function jwt(payload: Record<string, unknown>, options: { kid?: string; alg?: st
 }
 
 const now = () => Math.floor(Date.now() / 1000);
-const person = (email: string, extra: Record<string, unknown> = {}) => jwt({ iss: TEAM, aud: [AUD], email, sub: "user-1", type: "org", iat: now(), nbf: now(), exp: now() + 600, ...extra });
-const service = (extra: Record<string, unknown> = {}) => jwt({ iss: TEAM, aud: [AUD], common_name: "client-id.access", sub: "", type: "app", iat: now(), exp: now() + 600, ...extra });
+/** A person's application token: the identity-based payload of Cloudflare's "Application token" page. */
+const personPayload = (email: string, extra: Record<string, unknown> = {}) => ({
+  aud: [AUD],
+  email,
+  exp: now() + 600,
+  iat: now(),
+  nbf: now(),
+  iss: TEAM,
+  type: "app",
+  identity_nonce: "6ei69kawdKzMIAPF",
+  sub: "7335d417-61da-459d-899c-0a01c76a2f94",
+  country: "US",
+  ...extra,
+});
+/** A service token's application token: the same page's service-token payload (common_name = the client id, sub ""). */
+const servicePayload = (extra: Record<string, unknown> = {}) => ({ type: "app", aud: [AUD], exp: now() + 600, iss: TEAM, common_name: "e367826f93b8d71185e03fe518aff3b4.access", iat: now(), sub: "", ...extra });
+const person = (email: string, extra: Record<string, unknown> = {}) => jwt(personPayload(email, extra));
+const service = (extra: Record<string, unknown> = {}) => jwt(servicePayload(extra));
 const as = (assertion: string) => ({ "cf-access-jwt-assertion": assertion });
 
 beforeAll(async () => {
@@ -89,6 +105,35 @@ describe("a person signed in through Access", () => {
   });
 });
 
+describe("both kinds of application token say type app", () => {
+  it("issue 13 #5: a person's type-app token decides a prompt; a service token (common_name, sub \"\") creates and polls but never decides", async () => {
+    const { elicitationUrl, reviewUrl, sessionId } = await mint(svc.origin);
+    const machine = as(service());
+    const first = createBody();
+    expect((await createPrompt(elicitationUrl, first, { ...DEV_ACCESS_HEADERS, ...machine })).status).toBe(201);
+    const firstId = requestIdOf(first);
+    const second = await newPrompt(elicitationUrl, {}, { ...DEV_ACCESS_HEADERS, ...machine });
+    expect((await poll(elicitationUrl, firstId, { ...DEV_ACCESS_HEADERS, ...machine })).body.action).toBe("pending");
+
+    expect((await reviewPage(reviewUrl, machine)).response.status).toBe(403);
+    for (const action of ["accept", "decline"] as const) {
+      const refused = await decide(reviewUrl, firstId, action, { csrf: "x", headers: machine });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toContain("a service token cannot answer");
+    }
+    expect((await poll(elicitationUrl, firstId)).body.action).toBe("pending");
+
+    const ann = as(person("ann@example.com"));
+    const { csrf } = await reviewPage(reviewUrl, ann);
+    expect((await decide(reviewUrl, firstId, "accept", { csrf, headers: ann })).status).toBe(200);
+    expect((await decide(reviewUrl, second, "decline", { csrf, headers: ann })).status).toBe(200);
+    expect((await poll(elicitationUrl, firstId, { ...DEV_ACCESS_HEADERS, ...machine })).body).toMatchObject({ action: "accept", content: { confirm: true } });
+    expect((await poll(elicitationUrl, second, { ...DEV_ACCESS_HEADERS, ...machine })).body.action).toBe("decline");
+    const stored = await listPrompts(sessionId, { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+    expect(stored.map((p) => p.decidedBy)).toEqual(["ann@example.com", "ann@example.com"]);
+  });
+});
+
 describe("nobody else answers", () => {
   it("asks for a sign-in when there is no assertion", async () => {
     const { elicitationUrl, reviewUrl } = await mint(svc.origin);
@@ -120,16 +165,24 @@ describe("nobody else answers", () => {
     ["an expired token", "expired", () => person("ann@example.com", { exp: now() - 300 })],
     ["a token not yet valid", "not_yet_valid", () => person("ann@example.com", { nbf: now() + 600 })],
     ["a token without exp", "expired", () => person("ann@example.com", { exp: undefined })],
-    ["a signature by another key under the same kid", "bad_signature", () => jwt({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }, { key: stranger.privateKey })],
-    ["an unknown kid", "unknown_kid", () => jwt({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }, { kid: "nobody" })],
-    ["alg HS256", "unsupported_alg", () => jwt({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }, { alg: "HS256" })],
-    ["alg none", "unsupported_alg", () => `${b64url(JSON.stringify({ alg: "none", kid: KID }))}.${b64url(JSON.stringify({ iss: TEAM, aud: [AUD], email: "ann@example.com", exp: now() + 600 }))}.`],
+    ["a signature by another key under the same kid", "bad_signature", () => jwt(personPayload("ann@example.com"), { key: stranger.privateKey })],
+    ["an unknown kid", "unknown_kid", () => jwt(personPayload("ann@example.com"), { kid: "nobody" })],
+    ["alg HS256", "unsupported_alg", () => jwt(personPayload("ann@example.com"), { alg: "HS256" })],
+    ["alg none", "unsupported_alg", () => `${b64url(JSON.stringify({ alg: "none", kid: KID }))}.${b64url(JSON.stringify(personPayload("ann@example.com")))}.`],
     ["a payload changed after signing", "bad_signature", () => {
       const [h, , s] = person("ann@example.com").split(".");
-      return `${h}.${b64url(JSON.stringify({ iss: TEAM, aud: [AUD], email: "mallory@example.com", exp: now() + 600 }))}.${s}`;
+      return `${h}.${b64url(JSON.stringify(personPayload("mallory@example.com")))}.${s}`;
     }],
     ["a person token without an email", "no_identity", () => person("")],
+    ["a person token with an empty sub", "no_identity", () => person("ann@example.com", { sub: "" })],
+    ["a person token without a sub", "no_identity", () => person("ann@example.com", { sub: undefined })],
+    ["a token naming both a person and a service", "no_identity", () => person("ann@example.com", { common_name: "e367826f93b8d71185e03fe518aff3b4.access" })],
+    ["a service token with an empty common_name", "no_identity", () => service({ common_name: "" })],
+    ["a service token whose sub is not empty", "no_identity", () => service({ sub: "7335d417-61da-459d-899c-0a01c76a2f94" })],
+    ["the team-domain session token (type org)", "not_an_app_token", () => person("ann@example.com", { type: "org" })],
+    ["a token without a type", "not_an_app_token", () => person("ann@example.com", { type: undefined })],
     ["garbage", "malformed", () => "not.a.jwt"],
+    ["a well-signed token over 16 KiB", "malformed", () => person("ann@example.com", { pad: "x".repeat(16_384) })],
   ];
 
   it.each(forged)("refuses %s (%s)", async (_name, reason, make) => {

@@ -132,7 +132,7 @@ describe("callUpstream", () => {
       'event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":1}}\r\n\r\n' +
       ": keepalive\n\n" +
       'event: message\ndata: {"jsonrpc":"2.0","id":99,"result":{"content":[{"type":"text","text":"not this call"}]}}\n\n' +
-      'event: message\ndata: {"jsonrpc":"2.0","id":1,\ndata: "result":{"content":[{"type":"text","text":"done"}]}}\n\n';
+      'event: message\ndata: {"jsonrpc":"2.0","id":1,\ndata: "result":{"content":[{"type":"text","text":"done ✓ 東京"}]}}\n\n';
     const bytes = new TextEncoder().encode(text);
     let at = 0;
     const progress: unknown[] = [];
@@ -146,7 +146,63 @@ describe("callUpstream", () => {
     expect(progress).toEqual([{ progressToken: "strad-1", progress: 1 }]);
     // An event stream is cancelled once the answer is in, not read to its end: the caller of callUpstream
     // still has to end the exchange.
-    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "done" }] } });
+    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "done ✓ 東京" }] } });
+  });
+
+  it("says the event stream ended without an answer, after relaying the progress it did carry", async () => {
+    const progress: unknown[] = [];
+    const text = 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":1}}\n\ndata: {"jsonrpc":"2.0","id":1,"result":{}}';
+    const { result } = await call(() => new Response(text, { headers: { "content-type": "text/event-stream" } }), { onProgress: (p) => progress.push(p) });
+    expect(progress).toEqual([{ progressToken: "strad-1", progress: 1 }]);
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the event stream ended without an answer');
+  });
+
+  it("cancels the event stream once the answer is in, reading nothing after it and relaying no later frame", async () => {
+    const answer = 'data: {"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":2}}\n\n';
+    const progress = 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":3}}\n\n';
+    let pulls = 0;
+    let cancelled = false;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new TextEncoder().encode(++pulls === 1 ? answer : progress));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const relayed: unknown[] = [];
+    const { result } = await call(() => new Response(stream, { headers: { "content-type": "text/event-stream" } }), { onProgress: (p) => relayed.push(p) });
+    expect(result).toEqual({ ok: true, result: { content: [] } });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(cancelled).toBe(true);
+    expect(relayed).toEqual([]);
+    // The stream's queue is filled ahead of the read; nothing past that was asked for.
+    expect(pulls).toBeLessThanOrEqual(2);
+  });
+
+  it("refuses an event whose data is not JSON, naming no byte of it", async () => {
+    const { result } = await call(() => new Response("data: upstream-secret {not json\n\n", { headers: { "content-type": "text/event-stream" } }));
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer is not JSON');
+  });
+
+  it("reads one frame of 8 MiB cut into 1 KiB chunks in linear time", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(1024));
+    const head = new TextEncoder().encode('data: {"jsonrpc":"2.0","id":1,"result":{"pad":"');
+    const tail = new TextEncoder().encode('"}}\n\n');
+    const chunks = 8 * 1024;
+    let sent = -1;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent++;
+        controller.enqueue(sent === 0 ? head : sent <= chunks ? chunk : tail);
+        if (sent > chunks) controller.close();
+      },
+    });
+    const started = performance.now();
+    const { result } = await call(() => new Response(stream, { headers: { "content-type": "text/event-stream" } }));
+    // A rescan of the whole frame per chunk would scan about 32 GiB here, which takes minutes.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(result.ok && (result.result.pad as string).length).toBe(chunks * 1024);
   });
 
   it("stops reading an event stream one chunk past the cap", async () => {

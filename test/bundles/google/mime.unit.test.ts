@@ -1,8 +1,9 @@
-// The pure pieces of the send path: recipient parsing (no header injection), the composed MIME read back by the fake's parser, filename sanitising, the attachment URL rule and base64 decoding.
+// The pure pieces of the send path: recipient parsing (no header injection), the composed MIME read back by the fake's parser and by postal-mime, filename sanitising, the attachment URL rule and base64 decoding.
+import PostalMime from "postal-mime";
 import { describe, expect, it } from "vitest";
 import { attachmentUrlPrefixes, checkAttachmentUrl, decodeBase64, MAX_FILENAME_CHARS, sanitizeFilename } from "../../../bundles/google/google.attachments";
 import { buildMime, encodeWords, parseAddress } from "../../../bundles/google/google.mime";
-import { addresses, bytesToBinary, decodeWords, header, parseMime, walk, type MimePart } from "../../fakes/gmail/mime";
+import { addresses, bytesToBinary, decodeWords, header, type MimePart, parseMime, walk } from "../../fakes/gmail/mime";
 
 const read = (bytes: Uint8Array) => parseMime(bytesToBinary(bytes));
 
@@ -36,19 +37,19 @@ describe("recipients", () => {
 
 describe("the composed message", () => {
   const attachment = { filename: "résumé 東京.pdf", mimeType: "application/pdf", bytes: new Uint8Array([0, 1, 2, 250, 255]) };
-  const mime = () =>
-    buildMime({
-      from: "person@example.com",
-      to: [{ name: "Lovelace, Ada", email: "ada@example.com" }, { email: "bob@example.com" }],
-      cc: [{ name: "Zoë", email: "zoe@example.com" }],
-      bcc: [{ email: "audit@example.com" }],
-      subject: "Grüße aus 東京 — a subject long enough to need more than one encoded word in its header line",
-      text: "plain ✓",
-      html: "<p>html ✓</p>",
-      inReplyTo: "<q1@mail.example.com>",
-      references: "<q0@mail.example.com> <q1@mail.example.com>",
-      attachments: [attachment],
-    });
+  const input = {
+    from: "person@example.com",
+    to: [{ name: "Lovelace, Ada", email: "ada@example.com" }, { email: "bob@example.com" }],
+    cc: [{ name: "Zoë", email: "zoe@example.com" }],
+    bcc: [{ email: "audit@example.com" }],
+    subject: "Grüße aus 東京 — a subject long enough to need more than one encoded word in its header line",
+    text: "plain ✓",
+    html: "<p>html ✓</p>",
+    inReplyTo: "<q1@mail.example.com>",
+    references: "<q0@mail.example.com> <q1@mail.example.com>",
+    attachments: [attachment],
+  };
+  const mime = () => buildMime(input);
 
   it("reads back with the same recipients, subject, bodies, thread headers and attachment bytes", () => {
     const parsed = read(mime());
@@ -65,6 +66,24 @@ describe("the composed message", () => {
     expect(leaves.map((p) => [p.mimeType, p.filename])).toEqual([["text/plain", ""], ["text/html", ""], ["application/pdf", "résumé 東京.pdf"]]);
     expect(new TextDecoder().decode(leaves[0]?.body)).toBe("plain ✓");
     expect([...(leaves[2]?.body ?? [])]).toEqual([0, 1, 2, 250, 255]);
+  });
+
+  it("reads back the same through postal-mime, a parser written apart from the builder", async () => {
+    const quoted = { filename: 'say "hi".txt', mimeType: "text/plain", bytes: new TextEncoder().encode("hi") };
+    const raw = buildMime({ ...input, attachments: [attachment, quoted] });
+    const email = await PostalMime.parse(raw);
+    expect(email.from).toEqual({ name: "", address: "person@example.com" });
+    expect(email.to).toEqual([{ name: "Lovelace, Ada", address: "ada@example.com" }, { name: "", address: "bob@example.com" }]);
+    expect(email.cc).toEqual([{ name: "Zoë", address: "zoe@example.com" }]);
+    expect(email.bcc).toEqual([{ name: "", address: "audit@example.com" }]);
+    expect(email.subject).toBe(input.subject);
+    expect([email.inReplyTo, email.references]).toEqual([input.inReplyTo, input.references]);
+    expect([email.text, email.html]).toEqual(["plain ✓", "<p>html ✓</p>"]);
+    expect(email.attachments.map((a) => [a.filename, a.mimeType, a.disposition, [...new Uint8Array(a.content as ArrayBuffer)]])).toEqual([
+      ["résumé 東京.pdf", "application/pdf", "attachment", [0, 1, 2, 250, 255]],
+      ['say "hi".txt', "text/plain", "attachment", [104, 105]],
+    ]);
+    expect(email.headers.map((h) => h.key)).toEqual(["from", "to", "cc", "bcc", "subject", "in-reply-to", "references", "mime-version", "content-type"]);
   });
 
   it("keeps every header line within 998 characters and every encoded word within 75", () => {

@@ -1,5 +1,11 @@
-// A small MIME reader for the Gmail fake: enough of RFC 5322 / 2045 / 2047 / 2231 to read back what the
-// bundle composes (headers, nested multiparts, base64 and quoted-printable bodies, attachment names).
+// A small MIME reader for the Gmail fake: the part tree Gmail's message resource shows (headers, nested
+// multiparts, base64 and quoted-printable bodies, RFC 2231 attachment names). Encoded words and address lists,
+// where the grammar is subtle, are postal-mime's; postal-mime itself gives no part tree, which Gmail's
+// payload (partIds, every part's headers) needs.
+import { addressParser, decodeWords } from "postal-mime";
+
+/** RFC 2047 encoded words in a header value (any charset); whitespace between two encoded words is dropped. */
+export { decodeWords };
 
 export interface MimePart {
   headers: [string, string][];
@@ -37,16 +43,6 @@ export function bytesToBase64Url(bytes: Uint8Array): string {
 }
 
 const utf8 = new TextDecoder();
-
-/** RFC 2047 encoded words (B and Q), UTF-8 or Latin-1; whitespace between two encoded words is dropped. */
-export function decodeWords(value: string): string {
-  return value
-    .replace(/(=\?[^?]+\?[BbQq]\?[^?]*\?=)\s+(?==\?)/g, "$1")
-    .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_m, charset: string, enc: string, text: string) => {
-      const bytes = enc.toUpperCase() === "B" ? base64ToBytes(text) : binaryToBytes(text.replaceAll("_", " ").replace(/=([0-9A-Fa-f]{2})/g, (_x, h: string) => String.fromCharCode(parseInt(h, 16))));
-      return /utf-?8/i.test(charset) ? utf8.decode(bytes) : bytesToBinary(bytes);
-    });
-}
 
 function parseParams(value: string): { value: string; params: Record<string, string> } {
   const pieces: string[] = [];
@@ -126,21 +122,12 @@ export function parseMime(raw: string, depth = 0): MimePart {
   return part;
 }
 
-/** The addresses (addr-spec only) in an address header. */
+/** The addresses (addr-spec only) in an address header, groups unwrapped. */
 export function addresses(value: string | undefined): string[] {
   if (value === undefined) return [];
-  const out: string[] = [];
-  let current = "";
-  let quoted = false;
-  for (const c of value) {
-    if (c === '"') quoted = !quoted;
-    if (c === "," && !quoted) {
-      out.push(current);
-      current = "";
-    } else current += c;
-  }
-  out.push(current);
-  return out.map((a) => (/<([^<>]+)>/.exec(a)?.[1] ?? a).trim()).filter((a) => a !== "");
+  return addressParser(value, { flatten: true })
+    .map((a) => a.address?.trim() ?? "")
+    .filter((a) => a !== "");
 }
 
 export function walk(part: MimePart, visit: (p: MimePart) => void, depth = 0): void {
