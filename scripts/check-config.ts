@@ -1,21 +1,127 @@
-// `npm run check-config [file]`: validates a roster offline (default strad.config.yaml) with the same
-// schema the Worker loads, printing every error as "<path>: <message>". Exit 0 and "ok", or exit 1.
-import { readFileSync } from "node:fs";
+// `npm run check-config [file] [--root <dir>]`: validates a roster offline (default strad.config.yaml) with the
+// same schema the Worker loads, then against the tree it deploys with (this repository, or --root): every
+// bundle server's binding must be one of the gateway's [[services]], that service must be a bundle folder's
+// Worker, and the bundle's bundle.json must list the server's path. Prints every error as "<path>: <message>".
+// Exit 0 and "ok", or exit 1. The gateway itself cannot see bundle folders, so this rule lives here.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseRoster } from "../worker/roster";
+import { z } from "zod";
+import { parseRoster, type Roster, type RosterError, ServerSchema } from "../worker/roster";
+import { gatewayServices } from "./bundle-tree.mjs";
+import { discoverWorkers, ROOT } from "./workers.mjs";
 
-export function checkConfigText(text: string): { ok: boolean; lines: string[] } {
-  const result = parseRoster(text);
-  if (result.ok) return { ok: true, lines: ["ok"] };
-  return { ok: false, lines: result.errors.map((e) => `${e.path}: ${e.message}`) };
+export type Manifest = { ok: true; mounts: readonly string[] } | { ok: false; problems: string[] };
+
+/** What the roster's bundle servers are checked against: the gateway's service bindings and the bundle folders. */
+export interface BundleTree {
+  services: readonly { binding?: string; service?: string }[];
+  bundles: readonly { dir: string; name: string; manifest: Manifest }[];
 }
 
+const MANIFEST = "bundle.json";
+/**
+ * A mount is written as a roster path is: the manifest reuses the roster's own rule for it. Strict, so a key
+ * added later (say, "a mount per roster slug bound to me") is added here and in serveBundle at once.
+ */
+const ManifestSchema = z.strictObject({
+  mounts: z
+    .array(ServerSchema.shape.path.unwrap())
+    .min(1, "must list at least one mount")
+    .refine((mounts) => new Set(mounts).size === mounts.length, "lists a mount twice"),
+});
+
+/** A bundle's bundle.json, read and checked; its problems name the field, never more of the file than that. */
+export function parseManifest(text: string | undefined): Manifest {
+  if (text === undefined) return { ok: false, problems: [`has no ${MANIFEST}: a bundle lists the mounts it serves there ({ "mounts": ["/<path>", …] })`] };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { ok: false, problems: [`${MANIFEST} is not valid JSON`] };
+  }
+  const parsed = ManifestSchema.safeParse(data);
+  if (parsed.success) return { ok: true, mounts: parsed.data.mounts };
+  return { ok: false, problems: parsed.error.issues.map((i) => `${MANIFEST}${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")}: ${i.message}`) };
+}
+
+export function readBundleTree(root: string): BundleTree {
+  const bundles = (discoverWorkers(root).bundles as { dir: string; name: string }[]).map(({ dir, name }) => {
+    const file = join(root, "bundles", dir, MANIFEST);
+    return { dir, name, manifest: parseManifest(existsSync(file) ? readFileSync(file, "utf8") : undefined) };
+  });
+  return { services: gatewayServices(root), bundles };
+}
+
+/** The tree's own problems (gateway bindings, bundle folders), then each bundle server's binding and path. */
+export function checkBundles(roster: Roster, tree: BundleTree): RosterError[] {
+  const errors: RosterError[] = [];
+  const bindings = new Map<string, string | undefined>();
+  for (const { binding, service } of tree.services) {
+    if (binding === undefined || service === undefined) errors.push({ path: "wrangler.toml", message: `a [[services]] entry needs both binding and service (${binding ?? service})` });
+    if (binding === undefined) continue;
+    if (bindings.has(binding)) errors.push({ path: "wrangler.toml", message: `[[services]] declares binding ${binding} twice` });
+    else bindings.set(binding, service);
+  }
+  const byService = new Map<string, (typeof tree.bundles)[number]>();
+  for (const bundle of tree.bundles) {
+    const prior = byService.get(bundle.name);
+    if (prior !== undefined) errors.push({ path: `bundles/${bundle.dir}/wrangler.toml`, message: `names the Worker ${bundle.name}, as bundles/${prior.dir}/wrangler.toml does` });
+    else byService.set(bundle.name, bundle);
+    if (!bundle.manifest.ok) for (const problem of bundle.manifest.problems) errors.push({ path: `bundles/${bundle.dir}`, message: problem });
+  }
+
+  roster.servers.forEach((s, i) => {
+    if (s.kind !== "bundle" || s.bundle === undefined || s.path === undefined) return;
+    const slug = `slug "${s.slug}"`;
+    if (!bindings.has(s.bundle)) {
+      const known = [...bindings.keys()].join(", ") || "none";
+      errors.push({ path: `servers[${i}].bundle`, message: `${slug} names binding ${s.bundle}, which no [[services]] entry of wrangler.toml declares (declared: ${known})` });
+      return;
+    }
+    const service = bindings.get(s.bundle);
+    const bundle = service === undefined ? undefined : byService.get(service);
+    if (bundle === undefined) {
+      errors.push({ path: `servers[${i}].bundle`, message: `${slug} names binding ${s.bundle}, bound to service ${service ?? "(none)"}, which no bundles/<name>/wrangler.toml provides` });
+      return;
+    }
+    const where = `bundle ${s.bundle} (bundles/${bundle.dir})`;
+    if (!bundle.manifest.ok) {
+      errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path} on ${where}, whose ${MANIFEST} does not list its mounts` });
+      return;
+    }
+    if (!bundle.manifest.mounts.includes(s.path)) {
+      errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path}, which ${where} does not serve; its ${MANIFEST} lists ${bundle.manifest.mounts.join(", ")}` });
+    }
+  });
+  return errors;
+}
+
+/** The schema first; the tree only once the roster is valid (its bundle servers then all have a binding and a path). */
+export function checkConfigText(text: string, tree?: BundleTree): { ok: boolean; lines: string[] } {
+  const result = parseRoster(text);
+  const errors = !result.ok ? result.errors : tree === undefined ? [] : checkBundles(result.roster, tree);
+  if (errors.length === 0) return { ok: true, lines: ["ok"] };
+  return { ok: false, lines: errors.map((e) => `${e.path}: ${e.message}`) };
+}
+
+const USAGE = "usage: npm run check-config [file] [--root <dir>]\n";
+
 function main(argv: readonly string[]): number {
-  if (argv.length > 1) {
-    process.stderr.write("usage: npm run check-config [file]\n");
+  const files: string[] = [];
+  let root: string = ROOT;
+  let unknown = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--root" && argv[i + 1] !== undefined) root = argv[++i] as string;
+    else if (arg.startsWith("-")) unknown = true;
+    else files.push(arg);
+  }
+  if (unknown || files.length > 1) {
+    process.stderr.write(USAGE);
     return 1;
   }
-  const file = argv[0] ?? "strad.config.yaml";
+  const file = files[0] ?? join(root, "strad.config.yaml");
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -24,7 +130,14 @@ function main(argv: readonly string[]): number {
     process.stderr.write(`${file}: cannot read the file (${code})\n`);
     return 1;
   }
-  const { ok, lines } = checkConfigText(text);
+  let tree: BundleTree;
+  try {
+    tree = readBundleTree(root);
+  } catch (error) {
+    process.stderr.write(`${root}: cannot read the tree's Workers (${error instanceof Error ? error.message : "unreadable"})\n`);
+    return 1;
+  }
+  const { ok, lines } = checkConfigText(text, tree);
   (ok ? process.stdout : process.stderr).write(`${lines.join("\n")}\n`);
   return ok ? 0 : 1;
 }

@@ -4,15 +4,24 @@
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { readCappedText } from "../../contract/body";
 import { warnPostureOnce } from "./posture";
-import { installConfirmSeam } from "./seam";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
+import { installConfirmSeam } from "./seam";
 
 export type MountFactory = (mount: string, env: Record<string, unknown>) => McpServer;
 
-export interface BundleOptions {
-  /** Mount path ("/echo") to the slug-independent factory serving it. */
-  mounts: Record<string, MountFactory>;
+/**
+ * What a bundle declares about itself in bundles/<name>/bundle.json: every mount path it serves. The bundle's
+ * entry hands it to serveBundle, and `npm run check-config` refuses a roster path that is not listed.
+ */
+export interface BundleManifest {
+  mounts: readonly string[];
 }
+
+export type BundleOptions =
+  /** The bundle's manifest, and the slug-independent factory serving each of its mounts. */
+  | { manifest: BundleManifest; server: MountFactory }
+  /** Mount path ("/echo") to the factory serving it (the kit's own tests). */
+  | { mounts: Record<string, MountFactory> };
 
 /** The gateway caps caller bodies at 1 MiB; what it forwards is that plus its own _meta. */
 export const MAX_BUNDLE_BODY_BYTES = 4 * 1024 * 1024;
@@ -36,7 +45,8 @@ function callOf(message: unknown): CallState | undefined {
 
 export function serveBundle(options: BundleOptions): ExportedHandler<Record<string, unknown>> {
   const handlers = new Map<string, ReturnType<typeof createMcpHandler>>();
-  for (const [path, factory] of Object.entries(options.mounts)) {
+  const mounts = "manifest" in options ? options.manifest.mounts.map((path) => [path, options.server] as const) : Object.entries(options.mounts);
+  for (const [path, factory] of mounts) {
     const mount = path.replace(/^\//, "");
     // The factory runs inside the request's scope, so it sees this request's env and call.
     const build = () => {

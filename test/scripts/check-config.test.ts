@@ -1,10 +1,11 @@
-// Covers `npm run check-config [file]` (scripts/check-config.ts) run as a child process: "ok" and exit 0, or every error with its path and exit 1.
+// Covers `npm run check-config [file] [--root <dir>]` (scripts/check-config.ts): run as a child process, "ok" and exit 0, or every error with its path and exit 1; and the check of each bundle server against the tree (binding, service, the bundle's bundle.json).
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { type BundleTree, checkConfigText, parseManifest, readBundleTree } from "../../scripts/check-config";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
@@ -40,7 +41,7 @@ servers:
   - slug: gmail-rw-external
     kind: bundle
     bundle: GOOGLE
-    path: /gmail
+    path: /gmail-rw-external
     entitlements: [user]
     confirmations: true
     timeoutMs: 240000
@@ -133,5 +134,111 @@ describe.concurrent("check-config", { timeout: 60_000 }, () => {
 
   it("more than one argument prints the usage and exits 1", async () => {
     expect(await run("a.yaml", "b.yaml")).toMatchObject({ status: 1, stderr: expect.stringContaining("usage: npm run check-config [file]") });
+  });
+});
+
+/** The checked-in roster with one server's lines changed. */
+const CHECKED_IN = readFileSync(join(ROOT, "strad.config.yaml"), "utf8");
+function rosterWith(from: string, to: string): string {
+  expect(CHECKED_IN).toContain(from);
+  return CHECKED_IN.replace(from, to);
+}
+const ECHO_WAIVED = "  - slug: echo-waived\n    kind: bundle\n    bundle: ECHO\n    path: /echo-waived\n";
+
+describe("each bundle server against the tree it deploys with", () => {
+  const tree = readBundleTree(ROOT) as BundleTree;
+
+  it("the checked-in roster passes against this tree, whose bundles each list their mounts", () => {
+    expect(checkConfigText(CHECKED_IN, tree)).toEqual({ ok: true, lines: ["ok"] });
+    expect(tree.bundles.map((b) => b.dir)).toEqual(expect.arrayContaining(["echo", "google"]));
+    for (const bundle of tree.bundles) expect(bundle.manifest, bundle.dir).toMatchObject({ ok: true });
+  });
+
+  it("refuses a path the bundle behind the binding does not serve, naming the slug, the path, the bundle and what it serves", () => {
+    const r = checkConfigText(rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("path: /echo-waived", "path: /echo-typo")), tree);
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual([
+      'servers[2].path: slug "echo-waived" mounts /echo-typo, which bundle ECHO (bundles/echo) does not serve; its bundle.json lists /echo, /echo-confirmed, /echo-waived, /echo-unseeded',
+    ]);
+  });
+
+  it("refuses a binding that no [[services]] entry of wrangler.toml declares", () => {
+    const r = checkConfigText(rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("bundle: ECHO", "bundle: ECHOO")), tree);
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual([
+      expect.stringMatching(/^servers\[2\]\.bundle: slug "echo-waived" names binding ECHOO, which no \[\[services\]\] entry of wrangler\.toml declares \(declared: ECHO, GOOGLE/),
+    ]);
+  });
+
+  it("refuses a binding whose service no bundle folder provides", () => {
+    const ghost: BundleTree = { ...tree, services: [...tree.services, { binding: "GHOST", service: "strad-bundle-ghost" }] };
+    const r = checkConfigText(rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("bundle: ECHO", "bundle: GHOST")), ghost);
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual(['servers[2].bundle: slug "echo-waived" names binding GHOST, bound to service strad-bundle-ghost, which no bundles/<name>/wrangler.toml provides']);
+  });
+
+  it("refuses a bundle without a valid bundle.json, and every server mounted on it", () => {
+    const broken: BundleTree = { ...tree, bundles: tree.bundles.map((b) => (b.dir === "echo" ? { ...b, manifest: parseManifest(undefined) } : b)) };
+    const r = checkConfigText(CHECKED_IN, broken);
+    expect(r.ok).toBe(false);
+    expect(r.lines[0]).toMatch(/^bundles\/echo: has no bundle\.json: a bundle lists the mounts it serves there/);
+    expect(r.lines.slice(1)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^servers\[0\]\.path: slug "echo" mounts \/echo on bundle ECHO \(bundles\/echo\), whose bundle\.json does not list its mounts$/)]),
+    );
+    expect(r.lines).toHaveLength(1 + 6);
+  });
+
+  it.each([
+    ["not JSON", "{ mounts: [", ["bundle.json is not valid JSON"]],
+    ["no mounts", '{ "mounts": [] }', ["bundle.json.mounts: must list at least one mount"]],
+    ["a mount twice", '{ "mounts": ["/a", "/a"] }', ["bundle.json.mounts: lists a mount twice"]],
+    [
+      "a mount that is not a path",
+      '{ "mounts": ["a", "/b/../c"] }',
+      [expect.stringMatching(/^bundle\.json\.mounts\[0\]: must be "\/" or/), expect.stringMatching(/^bundle\.json\.mounts\[1\]: must be/)],
+    ],
+    ["an unknown key", '{ "mounts": ["/a"], "mount": ["/b"] }', [expect.stringMatching(/^bundle\.json: .*"mount"/)]],
+  ])("reads a manifest with %s as invalid, saying where", (_what, text, problems) => {
+    expect(parseManifest(text)).toEqual({ ok: false, problems });
+  });
+
+  it("leaves the tree alone while the roster itself is invalid: schema errors come first", () => {
+    const r = checkConfigText(rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("bundle: ECHO", "bundle: ECHOO\n    url: https://x.example/")), tree);
+    expect(r.lines).toEqual(["servers[2].url: url belongs to remote-http servers only"]);
+  });
+});
+
+describe.concurrent("check-config against a tree", { timeout: 60_000 }, () => {
+  it("the script refuses a roster path its bundle does not serve, naming slug, path and bundle", async () => {
+    const r = await run(file("typo-path.yaml", rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("path: /echo-waived", "path: /echo-typo"))));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^servers\[2\]\.path: slug "echo-waived" mounts \/echo-typo, which bundle ECHO \(bundles\/echo\) does not serve/);
+  });
+
+  it("--root checks another tree: there a binding bound to a missing service and a bundle without bundle.json fail", async () => {
+    const tree = join(dir, "tree");
+    const put = (rel: string, text: string) => {
+      mkdirSync(join(tree, rel, ".."), { recursive: true });
+      writeFileSync(join(tree, rel), text);
+    };
+    put("wrangler.toml", 'name = "strad-gateway"\n\n[[services]]\nbinding = "ONE"\nservice = "strad-bundle-one"\n\n[[services]]\nbinding = "GHOST"\nservice = "strad-bundle-ghost"\n');
+    put("approvals/wrangler.toml", 'name = "strad-approvals"\n');
+    put("test/fakes/wrangler.toml", 'name = "strad-fakes"\n');
+    put("bundles/one/wrangler.toml", 'name = "strad-bundle-one"\n');
+    put("bundles/one/bundle.json", '{ "mounts": ["/one"] }\n');
+    put("bundles/bare/wrangler.toml", 'name = "strad-bundle-bare"\n');
+    const servers = (bundle: string, path: string) => `servers:\n  - slug: s\n    kind: bundle\n    bundle: ${bundle}\n    path: ${path}\n    entitlements: [user]\n`;
+    put("strad.config.yaml", servers("ONE", "/one"));
+    const bare = await run("--root", tree);
+    expect(bare.status).toBe(1);
+    expect(bare.stderr.trimEnd().split("\n")).toEqual(['bundles/bare: has no bundle.json: a bundle lists the mounts it serves there ({ "mounts": ["/<path>", …] })']);
+    put("bundles/bare/bundle.json", '{ "mounts": ["/bare"] }\n');
+    expect(await run("--root", tree)).toMatchObject({ status: 0, stdout: "ok\n" });
+    const ghost = await run(file("ghost.yaml", servers("GHOST", "/one")), "--root", tree);
+    expect(ghost).toMatchObject({ status: 1, stderr: 'servers[0].bundle: slug "s" names binding GHOST, bound to service strad-bundle-ghost, which no bundles/<name>/wrangler.toml provides\n' });
+  });
+
+  it("an unknown option prints the usage and exits 1", async () => {
+    expect(await run("--rot", ".")).toMatchObject({ status: 1, stderr: expect.stringContaining("usage: npm run check-config [file] [--root <dir>]") });
   });
 });
