@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { parseRoster, type Roster, type RosterError, ServerSchema } from "../worker/roster";
+// @ts-expect-error: plain ESM helper without types
 import { gatewayServices } from "./bundle-tree.mjs";
+// @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "./workers.mjs";
 
 export type Manifest = { ok: true; mounts: readonly string[] } | { ok: false; problems: string[] };

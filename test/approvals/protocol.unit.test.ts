@@ -274,7 +274,7 @@ describe("the emulated Access edge", () => {
   it("answers 401 to a create or poll without the service token", async () => {
     const { elicitationUrl } = await mint(svc.origin);
     const id = await newPrompt(elicitationUrl);
-    const missing = [{}, { "CF-Access-Client-Id": DEV_ACCESS_HEADERS["CF-Access-Client-Id"] }, { ...DEV_ACCESS_HEADERS, "CF-Access-Client-Secret": "wrong-secret-0123456789abcdef0123" }];
+    const missing: Record<string, string>[] = [{}, { "CF-Access-Client-Id": DEV_ACCESS_HEADERS["CF-Access-Client-Id"] }, { ...DEV_ACCESS_HEADERS, "CF-Access-Client-Secret": "wrong-secret-0123456789abcdef0123" }];
     for (const headers of missing) {
       expect((await createPrompt(elicitationUrl, createBody(), headers)).status).toBe(401);
       const polled = await poll(elicitationUrl, id, headers);

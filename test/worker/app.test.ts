@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { createGateway } from "../../worker/app";
+import type { GatewayEnv } from "../../worker/mcp";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -94,7 +95,7 @@ afterEach(() => {
 
 const requestLines = () => logged.filter((l) => l.includes('"event":"mcp_request"')).map((l) => JSON.parse(l) as Record<string, unknown>);
 
-async function serve(gateway: ExportedHandler, request: Request, e: Record<string, unknown>): Promise<Response> {
+async function serve(gateway: ExportedHandler<GatewayEnv>, request: Request, e: Record<string, unknown>): Promise<Response> {
   const ctx = executionContext();
   const response = await (gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(request as never, e, ctx);
   await response.clone().text();

@@ -135,7 +135,7 @@ async function codesOn(lanes: Lane[], servers: string, name: string, e?: () => R
 
 const expected = (lanes: Lane[], code: number) => lanes.map((lane) => ({ by: lane === "fast lane" ? "fast lane" : "SDK", code }));
 
-let sdkServers: ReturnType<typeof vi.spyOn<typeof Server.prototype, "connect">>;
+let sdkServers: { mock: { calls: unknown[][] } };
 
 beforeEach(() => {
   sdkServers = vi.spyOn(Server.prototype, "connect");

@@ -115,7 +115,7 @@ describe("the gateway under generated requests", () => {
         const init: RequestInit = { method: r.method, headers };
         if (r.method === "POST") init.body = r.body;
         const { ctx, settle } = executionContext();
-        const response = await within(5_000, (gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(new Request(url, init) as never, ENV, ctx));
+        const response = await within(5_000, Promise.resolve((gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(new Request(url, init) as never, ENV, ctx)));
         expect(response.status, `HTTP ${response.status} for ${JSON.stringify(r).slice(0, 300)}`).toBeLessThan(500);
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         const text = await within(5_000, response.text());
