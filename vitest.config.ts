@@ -1,8 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 // Two projects: "unit" runs pure modules in Node (and the CallRegistry Durable Object on workerd, through
-// Miniflare, driven from Node); "e2e" drives the running local stack (real Workers,
-// real Durable Objects, real service bindings) that its global setup starts, as `npm run dev` does.
+// Miniflare, driven from Node); "e2e" drives the whole local stack (real Workers, real Durable Objects, real
+// service bindings), built as deployed and run on workerd through Miniflare by its global setup.
 export default defineConfig({
   test: {
     projects: [
@@ -15,11 +15,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 180_000,
           fileParallelism: false,
-          // Local `wrangler dev` occasionally loses the tail of a streamed response after an aborted
-          // subrequest (the gateway's own stream tap showed the answer written and the stream closed), so a
-          // client waits for an answer that never reaches it. A retry re-runs the whole test; no assertion
-          // is loosened. See the note on the channel issue.
-          retry: 2,
+          retry: 0,
         },
       },
     ],

@@ -1,6 +1,6 @@
 // Who is answering: a person Cloudflare Access signed in (their Cf-Access-Jwt-Assertion), or, on a
 // loopback host only, the explicit dev mode the page announces in a banner. A service token is a
-// machine: it may reach the protocol endpoints, never answer (seed 000).
+// machine: it may reach the protocol endpoints, never answer (docs/rules.md R-APPR-4, R-APPR-5).
 import { isLoopbackHost } from "../contract/url-policy";
 import { verifyAccessJwt } from "./access-jwt";
 import type { Settings } from "./settings";

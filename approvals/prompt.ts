@@ -1,4 +1,4 @@
-// What a create request must look like (PROTOCOLS §1): form mode, a message of at most 4 KiB, a flat
+// What a create request must look like (docs/rules.md R-APPR-8): form mode, a message of at most 4 KiB, a flat
 // object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
 // Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
 import { z } from "zod";

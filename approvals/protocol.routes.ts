@@ -1,4 +1,4 @@
-// The pulsemcp fallback-elicitation endpoints (PROTOCOLS §1) at /api/v1/elicitations/session/<token>/.
+// The pulsemcp fallback-elicitation endpoints (docs/rules.md R-CLIENT-1) at /api/v1/elicitations/session/<token>/.
 // The token names the session; nothing else the caller sends does. It can create and poll a prompt,
 // never answer one. With the emulation switch on, these routes stand behind an emulated Cloudflare
 // Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.

@@ -1,7 +1,7 @@
 // Everything the service derives from its own secret: the session token in the elicitation URL, the
 // review key in the review URL and the page's CSRF token. Each is an HMAC over a distinct label, so
-// holding one (the agent holds the elicitation URL) reveals nothing about another (seed 000: the
-// token can create and poll a prompt, never answer one). Pure Web Crypto: runs in workerd and in Node.
+// holding one (the agent holds the elicitation URL) reveals nothing about another: the token can create
+// and poll a prompt, never answer one (docs/rules.md R-APPR-2, R-APPR-3). Pure Web Crypto: runs in workerd and in Node.
 import { timingSafeEqualText } from "../contract/compare";
 
 const encoder = new TextEncoder();

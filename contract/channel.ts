@@ -1,5 +1,5 @@
 // The approval channel the gateway puts on a confirmed tools/call, under _meta["dev.strad/elicitation"].
-// Core never forwards a client's own _meta, so a bundle can treat this key as the gateway's word (seed 000).
+// Core never forwards a client's own _meta, so a bundle can treat this key as the gateway's word (docs/rules.md R-FWD-2).
 import { z } from "zod";
 
 export const CHANNEL_META_KEY = "dev.strad/elicitation";

@@ -9,11 +9,16 @@ import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { buildWorker, closedLoop, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { ROOT } from "./stack.mjs";
+import { discoverWorkers } from "./workers.mjs";
 
 const [command, which] = process.argv.slice(2);
 const kept = (label) => join(ROOT, ".bench", `ab-${label}`);
 
-const CONFIGS = { gateway: "wrangler.toml", echo: "bundles/echo/wrangler.toml" };
+// The two Workers that differ between A and B; every other bundle the tree holds runs beside them as built now.
+const found = discoverWorkers();
+const echoBundle = found.bundles.find((b) => b.dir === "echo");
+if (echoBundle === undefined) throw new Error("bench-ab measures the echo bundle, and bundles/echo/wrangler.toml is missing");
+const CONFIGS = { gateway: found.gateway.config, echo: echoBundle.config };
 
 if (command === "build" && (which === "A" || which === "B")) {
   for (const [part, config] of Object.entries(CONFIGS)) {
@@ -30,11 +35,13 @@ if (command !== "run" || !existsSync(kept("A")) || !existsSync(kept("B"))) {
 }
 
 const TOKEN = /^STRAD_TOKEN_DEV_SESSION="(.*)"$/m.exec(readFileSync(join(ROOT, ".dev.vars.example"), "utf8"))?.[1];
-const [gateway, echo, google] = [CONFIGS.gateway, CONFIGS.echo, "bundles/google/wrangler.toml"].map((config) => buildWorker(config));
+const gateway = buildWorker(CONFIGS.gateway);
+const echo = buildWorker(CONFIGS.echo);
+const others = found.bundles.filter((b) => b !== echoBundle).map((b) => buildWorker(b.config));
 const as = (label, part, options) => ({ ...options, modulesRoot: join(kept(label), part), scriptPath: join(kept(label), part, basename(options.scriptPath)) });
 const runtimes = {
-  A: await startRuntime([as("A", "gateway", gateway), as("A", "echo", echo), google]),
-  B: await startRuntime([as("B", "gateway", gateway), as("B", "echo", echo), google]),
+  A: await startRuntime([as("A", "gateway", gateway), as("A", "echo", echo), ...others]),
+  B: await startRuntime([as("B", "gateway", gateway), as("B", "echo", echo), ...others]),
 };
 
 const auth = { authorization: `Bearer ${TOKEN}` };

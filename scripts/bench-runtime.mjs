@@ -1,5 +1,6 @@
-// Runs Workers on workerd through Miniflare, built as they are deployed and without `wrangler dev`'s proxy and
-// inspector: for `npm run bench`, and for tests that drive a Durable Object on its real runtime.
+// What `npm run bench` measures with: Workers on workerd through Miniflare, built as they are deployed and
+// without `wrangler dev`'s proxy and inspector (scripts/stack.mjs builds and starts them: buildWorker,
+// startRuntime), the two reference proxies, and the timed call and closed loop.
 //
 // Why not `wrangler dev` for the latency comparison: its inspector proxy reports every subrequest of the
 // primary Worker (four Network events each) to wrangler's Node process, one loopback request per event, and
@@ -8,57 +9,11 @@
 // it alone was charged about 2.5 ms of CPU per call by the harness. The Workers here are the same: built by
 // `wrangler deploy --dry-run` from the same configs, with the bindings, Durable Objects and .dev.vars that
 // `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
-import { basename, join } from "node:path";
-import { Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import { freePort, prepare, ROOT } from "./stack.mjs";
+import { join } from "node:path";
+import { ROOT } from "./stack.mjs";
 
-const BUILD = join(ROOT, ".bench");
-let prepared = false;
-const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
-
-/** Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare options for it. */
-export function buildWorker(config, { into = BUILD } = {}) {
-  if (!prepared) prepare();
-  prepared = true;
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(ROOT, config));
-  const name = /^name = "([^"]+)"/m.exec(readFileSync(join(ROOT, config), "utf8"))?.[1];
-  if (name === undefined) throw new Error(`${config} has no name`);
-  const outdir = join(into, name);
-  mkdirSync(outdir, { recursive: true });
-  execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", config], { cwd: ROOT, env: ENV, stdio: "ignore" });
-  const script = `${basename(main).replace(/\.ts$/, "")}.js`;
-  return {
-    ...workerOptions,
-    name,
-    modules: true,
-    modulesRoot: outdir,
-    scriptPath: join(outdir, script),
-    modulesRules: [{ type: "ESModule", include: ["**/*.js"] }, ...(workerOptions.modulesRules ?? [])],
-  };
-}
-
-/**
- * Starts one workerd process serving `workers` (the first is the entry) on a free loopback port.
- * Log lines the Workers write are read and dropped: in production they leave the isolate for a log
- * pipeline, and printing them here would charge the bench's own machine for a terminal.
- */
-export async function startRuntime(workers) {
-  const port = await freePort();
-  const mf = new Miniflare({
-    host: "127.0.0.1",
-    port,
-    workers,
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.resume();
-      stderr.resume();
-    },
-  });
-  await mf.ready;
-  return { url: `http://127.0.0.1:${port}`, miniflare: mf, stop: () => mf.dispose() };
-}
+// Building and running Workers on workerd is the local stack's too (the e2e suite runs on it); it lives there.
+export { buildWorker, startRuntime } from "./stack.mjs";
 
 /**
  * The two references the gateway is measured against, each in front of `bundle` over a service binding:

@@ -1,21 +1,38 @@
-// Starts Workers under `wrangler dev` for the local stack and for tests. The whole stack (npm run dev and
-// the e2e suite) is the gateway with its bundles on 8787, the approval service on 8788 and the fakes on 8789;
-// tests of a single Worker start it alone on free ports with startWorkers().
-import { spawn } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+// How this tree's Workers run locally, found from their configs (scripts/workers.mjs: the gateway, every
+// bundles/<name>/wrangler.toml, the approval service, the fakes), so a new bundle folder joins by itself.
+// The whole stack is three processes: the gateway with every bundle on 8787 (one runtime, so the service
+// bindings and the CallRegistry the bundles bind by script_name are live), the approval service on 8788 and
+// the fakes on 8789. It runs two ways:
+//   - startStack(): the e2e suite and `npm run bench`. Each Worker is built as it is deployed (`wrangler deploy
+//     --dry-run`) and runs on workerd through Miniflare with the bindings, Durable Objects and .dev.vars that
+//     `wrangler dev` would give it (wrangler's own unstable_getMiniflareWorkerOptions), and nothing between
+//     the client and workerd but Miniflare's entry Worker: no dev proxy, no inspector, no file watcher.
+//   - startDevStack(): `npm run dev`, the same three under `wrangler dev`, kept there because it rebuilds a
+//     Worker on every edit; one e2e test (test/e2e/dev-stack.test.ts) starts it on free ports beside the
+//     suite's own stack and checks that it comes up and answers through the gateway.
+// (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts any Workers
+// under `wrangler dev`; tests of one Worker start it alone on free ports.
+import { execFileSync, spawn } from "node:child_process";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { discoverWorkers, ROOT, workerName } from "./workers.mjs";
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+export { ROOT };
 export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789 };
 
-/** The processes of the whole stack; each is one `wrangler dev` over one or more configs. */
-export const STACK = [
-  { name: "gateway", port: PORTS.gateway, configs: ["wrangler.toml", "bundles/echo/wrangler.toml", "bundles/google/wrangler.toml"] },
-  { name: "approvals", port: PORTS.approvals, configs: ["approvals/wrangler.toml"] },
-  { name: "fakes", port: PORTS.fakes, configs: ["test/fakes/wrangler.toml"] },
-];
+/** The stack's three processes, each `{ name, port, configs }`; the gateway's configs are the gateway's and every bundle's. */
+export function stackProcesses(root = ROOT) {
+  const { gateway, bundles, approvals, fakes } = discoverWorkers(root);
+  return [
+    { name: "gateway", port: PORTS.gateway, configs: [gateway.config, ...bundles.map((b) => b.config)] },
+    { name: "approvals", port: PORTS.approvals, configs: [approvals.config] },
+    { name: "fakes", port: PORTS.fakes, configs: [fakes.config] },
+  ];
+}
 
 const varNames = (text) => new Set(text.split("\n").map((l) => /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1]).filter(Boolean));
 
@@ -32,7 +49,7 @@ export function prepare() {
   mkdirSync(join(ROOT, ".xdg"), { recursive: true });
 }
 
-function portOpen(port) {
+export function portOpen(port) {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
     socket.once("connect", () => { socket.destroy(); resolve(true); });
@@ -51,9 +68,39 @@ export function freePort() {
   });
 }
 
+/** Whole lines only, each with its process's name, so a log scan can tell who wrote what. */
+function lineLogger(name, logs, quiet) {
+  let partial = "";
+  return (chunk) => {
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      logs.push(`[${name}] ${line}\n`);
+      if (!quiet) process.stdout.write(`[${name}] ${line}\n`);
+    }
+  };
+}
+
+/** Resolves when the process on `port` answers GET /healthz; `failed()` names a reason to give up early. */
+async function answers(name, port, deadline, failed) {
+  for (;;) {
+    const reason = failed();
+    if (reason !== undefined) throw new Error(`${name} ${reason}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+      await r.body?.cancel();
+      return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${name} did not start in time`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
+
 /**
- * Starts each process (`{ name, port, configs, vars? }`, port 0 = pick a free one) and resolves when each
- * answers GET /healthz. Returns the ports used, the captured logs and stop().
+ * Starts each process (`{ name, port, configs, vars? }`, port 0 = pick a free one) under `wrangler dev` and
+ * resolves when each answers GET /healthz. Returns the ports used, the captured logs and stop().
  */
 export async function startWorkers(processes, { quiet = true, timeoutMs = 120_000 } = {}) {
   prepare();
@@ -71,43 +118,103 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
     const inspector = await freePort();
     const vars = Object.entries(p.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
     const args = ["dev", ...p.configs.flatMap((c) => ["-c", c]), "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--show-interactive-dev-session=false", ...vars];
-    const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), args, {
-      cwd: ROOT,
-      env: { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    // Whole lines only, each with its process's name, so a log scan can tell who wrote what.
-    const lineLogger = () => {
-      let partial = "";
-      return (chunk) => {
-        const lines = (partial + chunk.toString()).split("\n");
-        partial = lines.pop() ?? "";
-        for (const line of lines) {
-          logs.push(`[${p.name}] ${line}\n`);
-          if (!quiet) process.stdout.write(`[${p.name}] ${line}\n`);
-        }
-      };
-    };
-    child.stdout.on("data", lineLogger());
-    child.stderr.on("data", lineLogger());
+    const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.on("data", lineLogger(p.name, logs, quiet));
+    child.stderr.on("data", lineLogger(p.name, logs, quiet));
     children.push({ ...p, port, child });
   }
   const deadline = Date.now() + timeoutMs;
-  for (const p of children) {
-    for (;;) {
-      if (p.child.exitCode !== null) { await stop(); throw new Error(`${p.name} exited early:\n${logs.join("")}`); }
-      try {
-        const r = await fetch(`http://127.0.0.1:${p.port}/healthz`);
-        await r.body?.cancel();
-        break;
-      } catch {}
-      if (Date.now() > deadline) { await stop(); throw new Error(`${p.name} did not start in time:\n${logs.join("")}`); }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+  try {
+    for (const p of children) await answers(p.name, p.port, deadline, () => (p.child.exitCode !== null ? "exited early" : undefined));
+  } catch (error) {
+    await stop();
+    throw new Error(`${error.message}:\n${logs.join("")}`);
   }
   return { stop, logs, ports: Object.fromEntries(children.map((c) => [c.name, c.port])) };
 }
 
-export function startStack(options) {
-  return startWorkers(STACK, options);
+/** `npm run dev`'s stack under `wrangler dev`; `freePorts` moves it off 8787-8789 (its Workers still call each other there). */
+export function startDevStack({ freePorts = false, ...options } = {}) {
+  return startWorkers(stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)), options);
+}
+
+/** Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare options for it. */
+export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT } = {}) {
+  prepare();
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(root, config));
+  const name = workerName(config, root);
+  const outdir = join(into, name);
+  mkdirSync(outdir, { recursive: true });
+  execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", config], { cwd: root, env: ENV, stdio: "ignore" });
+  const script = `${basename(main).replace(/\.ts$/, "")}.js`;
+  return {
+    ...workerOptions,
+    name,
+    modules: true,
+    modulesRoot: outdir,
+    scriptPath: join(outdir, script),
+    // The config's own rules first (approvals bundles its review page's *.client.js as text); every other
+    // .js file of the build is one of its ES modules.
+    modulesRules: [...(workerOptions.modulesRules ?? []), { type: "ESModule", include: ["**/*.js"] }],
+  };
+}
+
+/**
+ * Starts one workerd process serving `workers` (the first is the entry) on `port` (a free loopback port by
+ * default). `onOutput(stdout, stderr)` receives what the Workers write; by default it is read and dropped:
+ * in production it leaves the isolate for a log pipeline, and printing it here would charge the bench's own
+ * machine for a terminal.
+ */
+export async function startRuntime(workers, { port = 0, onOutput } = {}) {
+  const chosen = port === 0 ? await freePort() : port;
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port: chosen,
+    workers,
+    handleRuntimeStdio(stdout, stderr) {
+      if (onOutput !== undefined) return onOutput(stdout, stderr);
+      stdout.resume();
+      stderr.resume();
+    },
+  });
+  try {
+    await mf.ready;
+  } catch (error) {
+    await mf.dispose().catch(() => {});
+    throw error;
+  }
+  return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, stop: () => mf.dispose() };
+}
+
+/**
+ * The whole stack on workerd through Miniflare, built as deployed, on 8787-8789. Resolves when each process
+ * answers GET /healthz; returns the ports, the Workers' output as lines tagged with their process's name
+ * (`quiet: false` prints them too), and stop().
+ */
+export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
+  const processes = stackProcesses();
+  const logs = [];
+  const runtimes = [];
+  const into = mkdtempSync(join(tmpdir(), "strad-stack-"));
+  const stop = async () => {
+    await Promise.all(runtimes.map((r) => r.stop()));
+    rmSync(into, { recursive: true, force: true });
+  };
+  try {
+    for (const p of processes) {
+      if (await portOpen(p.port)) throw new Error(`port ${p.port} (${p.name}) is in use: stop the other strad stack (npm run dev) first`);
+      const workers = p.configs.map((config) => buildWorker(config, { into }));
+      const output = (stdout, stderr) => {
+        stdout.on("data", lineLogger(p.name, logs, quiet));
+        stderr.on("data", lineLogger(p.name, logs, quiet));
+      };
+      runtimes.push({ name: p.name, port: p.port, ...(await startRuntime(workers, { port: p.port, onOutput: output })) });
+    }
+    const deadline = Date.now() + timeoutMs;
+    for (const r of runtimes) await answers(r.name, r.port, deadline, () => undefined);
+  } catch (error) {
+    await stop();
+    throw new Error(`${error.message}\n${logs.join("")}`);
+  }
+  return { stop, logs, ports: Object.fromEntries(runtimes.map((r) => [r.name, r.port])) };
 }

@@ -23,16 +23,6 @@ function rpcError(status: number, code: number, message: string, id: string | nu
   return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status, headers });
 }
 
-/**
- * Ends a confirmed call's stream with one more comment frame after the answer. Local `wrangler dev` has been
- * seen to lose the last chunk of a streamed response (the gateway had written and closed it); a trailing
- * comment, which every SSE client ignores, keeps that loss away from the answer.
- */
-function endFrame(): TransformStream<Uint8Array, Uint8Array> {
-  const tail = new TextEncoder().encode(": end\n\n");
-  return new TransformStream({ flush: (controller) => controller.enqueue(tail) });
-}
-
 interface Ready {
   callers: CallerTable;
   problems: string[];
@@ -145,7 +135,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       const probed = probedStream();
       const holdMs = claimHoldMs(c.env);
       gw.probeCaller = () => probed.probe(holdMs);
-      response = new Response(response.body.pipeThrough(probed.transform).pipeThrough(endFrame()), response);
+      response = new Response(response.body.pipeThrough(probed.transform), response);
     }
     // The log line waits for the handler, whose outcome is known only when a streamed call ends.
     const pending = gw.pending ?? Promise.resolve();

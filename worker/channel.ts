@@ -1,5 +1,5 @@
-// What a confirmed slug's tools/call carries under _meta["dev.strad/elicitation"] (seed 000, "What core
-// does with the header"). Only slugs declaring confirmations or skipConfirmations ever get the key.
+// What a confirmed slug's tools/call carries under _meta["dev.strad/elicitation"] (docs/rules.md R-CHAN-3,
+// R-CHAN-4, R-CHAN-6). Only slugs declaring confirmations or skipConfirmations ever get the key (R-CHAN-1).
 import type { CallRef, Channel } from "../contract/channel";
 import type { Caller } from "./auth";
 import { checkElicitationUrl, describeUrlError } from "./elicitation-url";

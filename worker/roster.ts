@@ -1,4 +1,4 @@
-// The roster (strad.config.yaml): one zod schema, with every cross-field rule of seed 000.
+// The roster (strad.config.yaml): one zod schema, with every cross-field rule (docs/rules.md R-CONF-1).
 // The JSON Schema for editors and the config reference are generated from this file.
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
@@ -8,7 +8,7 @@ import { checkPrefix } from "../contract/url-policy";
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Header names the bundle sets itself on approval requests (seed 000: "The bundle sets content-type itself"). */
+/** Header names the bundle sets itself on approval requests, so a slug cannot configure them (docs/rules.md R-CONF-4). */
 export const BUNDLE_OWNED_HEADERS = ["content-type", "content-length", "transfer-encoding", "connection", "host"] as const;
 
 const headerMap = z

@@ -1,6 +1,6 @@
 // Attachments are fetched or decoded before anyone is asked, so bad input fails without a prompt and the
-// prompt lists the files that will actually go out (seed 000). A URL is one the model wrote, fetched from the
-// bundle's network position, so only URLs under an operator-listed prefix are fetched (see README).
+// prompt lists the files that will actually go out (docs/rules.md R-PROMPT-4). A URL is one the model wrote, fetched
+// from the bundle's network position, so only URLs under an operator-listed prefix are fetched (R-URL-9).
 import { checkPrefix, checkUnderPrefix } from "../../contract/url-policy";
 import { replaceUnsafe } from "../../contract/text";
 import { readCappedBytes } from "../../contract/body";

@@ -37,7 +37,7 @@ export interface Endpoints {
 
 /**
  * The mount's own credentials, and nothing else: a bare GMAIL_REFRESH_TOKEN or another slug's belongs to
- * another mailbox, and answering from it under this slug's name would fail nowhere (seed 000).
+ * another mailbox, and answering from it under this slug's name would fail nowhere (docs/rules.md R-CONF-10).
  */
 export function credentialsFor(mount: string, env: Record<string, unknown>): { ok: true; credentials: Credentials } | { ok: false; missing: string } {
   const values: string[] = [];

@@ -1,6 +1,6 @@
 // The Gmail tools of one mount. Reads answer without asking; create_draft writes through the send gate
 // without asking (a draft goes nowhere); send_email asks a person first, and is the only tool that does
-// (seed 000, "Only send_email is confirmed"). No tool takes a user, token or host (seed 003).
+// (docs/rules.md R-TOOL-4). No tool takes a user, token or host (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { always, type DeclaredAnnotations, guardedTool, never } from "../kit/guard";

@@ -1,7 +1,7 @@
-// The pulsemcp fallback-elicitation protocol (PROTOCOLS §1), spoken against an address a caller chose.
+// The pulsemcp fallback-elicitation protocol (docs/rules.md R-CLIENT-1), spoken against an address a caller chose.
 // It uses only fetch, AbortSignal and timers, so it runs the same in workerd and in Node tests.
 // Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
-// body, and every request is aborted at the deadline (seed 000, "What the bundle does with it").
+// body, and every request is aborted at the deadline (docs/rules.md R-CLIENT-3, R-CLIENT-4, R-CLIENT-5).
 import { CONFIRM_SCHEMA, isRequestId, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
 
 export { CONFIRM_SCHEMA };

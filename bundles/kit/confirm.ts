@@ -59,7 +59,7 @@ export async function askPerson(input: AskInput): Promise<Decision> {
   const scope = currentScope();
   const call = scope.call;
   if (call === undefined) return { kind: "refused", reason: NO_CHANNEL_REASON };
-  // The waiver answers accept inside the bundle and asks nobody (seed 000, "A mailbox that is the agent's own").
+  // The waiver answers accept inside the bundle and asks nobody (docs/rules.md R-CHAN-6).
   if (call.channel.kind === "skip") return { kind: "approved", asked: false, content: { confirm: true } };
   if (call.channel.kind !== "ask" || call.deadline === undefined) return { kind: "refused", reason: NO_CHANNEL_REASON };
 

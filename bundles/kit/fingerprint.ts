@@ -1,7 +1,7 @@
 // An approval is bound to the exact target it was given for: a digest of the operation and the target,
 // computed from the live target at execution time. A set is order-free, a tuple is not, and the operation
-// is part of the key, so move and copy never share one (seed 004: "an approval for ["a"] does not execute
-// ["a", "b"]").
+// is part of the key, so move and copy never share one, and an approval for ["a"] does not execute ["a", "b"]
+// (docs/rules.md R-GATE-6).
 
 export type FingerprintScalar = string | number | boolean | null;
 /** `set`: order does not matter (sorted, duplicates kept). `tuple`: order matters. */

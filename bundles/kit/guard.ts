@@ -30,7 +30,7 @@ export interface Guard<A, T> {
   act: (target: T, write: typeof gatedWrite) => Promise<CallToolResult>;
 }
 
-/** All four hints are required: seed 001, "Every tool of this server declares all four MCP tool annotations". */
+/** All four hints are required, so no tool is left to a client's defaults (docs/rules.md R-TOOL-1). */
 export type DeclaredAnnotations = ToolAnnotations & { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 
 export interface GuardedToolConfig<S extends StandardSchemaWithJSON> {

@@ -1,6 +1,6 @@
 // While a person decides nothing else crosses the wire, and a silent response body gets dropped by fetch
 // clients along the way (Node's after 300 s). So the call sends progress against the token the gateway
-// put on it (seed 000: "A long wait stays open").
+// put on it (docs/rules.md R-KEEP-2).
 import type { ProgressNotification } from "./scope";
 
 export const DEFAULT_KEEPALIVE_MS = 30_000;

@@ -1,6 +1,6 @@
-// The container-wide switches of the upstream elicitation library (PROTOCOLS §1). A bundle serves every
-// caller, so none of them may decide for a call: each one makes every guarded call refuse (seed 000,
-// "When it refuses"). Values are never logged: an approval URL is a credential.
+// The container-wide switches of the upstream elicitation library. A bundle serves every caller, so none
+// of them may decide for a call: each one makes every guarded call refuse (docs/rules.md R-CHAN-10).
+// Values are never logged: an approval URL is a credential.
 
 export type Posture = { ok: true } | { ok: false; variable: string; reason: string };
 

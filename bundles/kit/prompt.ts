@@ -1,7 +1,6 @@
 // The text a person approves. The heading and consequence are the tool's own words; every value the caller
 // chose sits on its own labelled line under a heading saying so. Never upstream free text (mail bodies, pad
-// content, secret values): whoever wrote that could forge the question (seeds 001 and 004, "What the dialog
-// contains").
+// content, secret values): whoever wrote that could forge the question (docs/rules.md R-PROMPT-1, R-PROMPT-2).
 import { cleanLine as cleanText } from "../../contract/text";
 
 export { REPLACEMENT } from "../../contract/text";

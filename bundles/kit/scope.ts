@@ -1,5 +1,5 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
-// flight in one isolate never see each other's approval address (seed 000: "Two sessions sending at once").
+// flight in one isolate never see each other's approval address (docs/rules.md R-CHAN-8).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema } from "../../contract/channel";
 

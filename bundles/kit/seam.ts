@@ -1,6 +1,6 @@
 // The seam an upstream tool tree already has: it asks the server object whether the client supports
 // elicitation, then calls server.elicitInput(). On a bundle's server both answer from the current call's
-// channel, never from process.env (seed 000, "What the bundle does with it"): support is reported exactly
+// channel, never from process.env (docs/rules.md R-CHAN-11): support is reported exactly
 // when the call carries a usable channel, and elicitInput() speaks the fallback protocol against its URL.
 import type { ClientCapabilities, ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult, McpServer } from "@modelcontextprotocol/server";
 import { CONFIRM_SCHEMA } from "./approval-client";

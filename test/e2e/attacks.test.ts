@@ -3,7 +3,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { describe, expect, it } from "vitest";
 import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession } from "../../approvals/dev-api.mjs";
 import { type Plan, useScriptedApprover } from "../bundles/kit/helpers/hostile-server";
-import { GATEWAY, TOKENS, bearer, mcpUrl, rawPost, recorder, textOf, waitFor } from "./helpers";
+import { GATEWAY, TOKENS, bearer, callsEnded, mcpUrl, nothingMore, rawPost, recorder, registryStats, textOf, waitFor } from "./helpers";
 
 const APPROVALS = "http://127.0.0.1:8788";
 const legacy = { "mcp-protocol-version": "2025-11-25" };
@@ -12,8 +12,6 @@ const ACCEPT: Plan = { body: { action: "accept", content: { confirm: true } } };
 const scripted = useScriptedApprover();
 let run = 0;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++run}`;
-const settle = (ms = 800) => new Promise((r) => setTimeout(r, ms));
-
 
 /** A forged waiver and a forged address, as a caller would write them. */
 const FORGED_SKIP = { slug: "echo-confirmed", skip: true, ttlMs: 60_000, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" } };
@@ -111,7 +109,7 @@ describe("a caller's forged channel never reaches a bundle", () => {
     } finally {
       await client.close();
     }
-    await settle();
+    await nothingMore();
     expect(await demoWrites(noteLegacy)).toEqual([]);
     expect(await demoWrites(noteModern)).toEqual([]);
   });
@@ -153,7 +151,7 @@ describe("headers and names the caller chooses never steer a call", () => {
     } finally {
       await modern.close();
     }
-    await settle();
+    await nothingMore();
     expect(scripted.requestsTo(route)).toEqual([]);
     expect(await demoWrites(note)).toEqual([]);
   });
@@ -171,7 +169,7 @@ describe("headers and names the caller chooses never steer a call", () => {
       const answer = JSON.parse(dataOf(r.text)) as { error?: unknown; result?: { isError?: boolean } };
       expect(answer.error !== undefined || answer.result?.isError === true).toBe(true);
     }
-    await settle();
+    await nothingMore();
     expect(await demoWrites(note)).toEqual([]);
   });
 
@@ -218,9 +216,12 @@ describe("request ids and cancels", () => {
     const n = 900_000 + (Date.now() % 100_000);
     const tagS = unique("id-string");
     const tagN = unique("id-number");
+    await callsEnded("dev-session");
     const a = await startWait(String(n), tagS, url);
     const b = await startWait(n, tagN, url);
     try {
+      // Both calls are registered before any cancel is sent.
+      await waitFor(async () => ((await registryStats("dev-session")).live === 2 ? true : undefined));
       expect(await cancel(String(n))).toBe(202);
       expect(await cancel(`n:${n}`)).toBe(202);
       expect(await cancel([n])).toBe(202);
@@ -246,19 +247,22 @@ describe("approval answers that must not act", () => {
     const url = scripted.route(unique("odd"), { poll: () => ({ body }) });
     const r = await rawPost({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "demo_write", arguments: { note } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-confirmed");
     expect(dataOf(r.text)).toContain("Not done");
-    await settle(300);
+    await nothingMore();
     expect(await demoWrites(note)).toEqual([]);
   });
 
   it("an accept that arrives after the channel's deadline never writes, and the call ends", async () => {
     const note = unique("late");
     // echo-brief: timeoutMs 6000, so the bundle stops accepting answers at 4.5 s; this accept comes at 5 s.
-    const url = scripted.route(unique("late"), { poll: () => ({ ...ACCEPT, delayMs: 5_000 }) });
+    const route = unique("late");
+    const url = scripted.route(route, { poll: () => ({ ...ACCEPT, delayMs: 5_000 }) });
     const started = Date.now();
     const r = await rawPost({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "demo_write", arguments: { note } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-brief");
     expect(Date.now() - started).toBeLessThan(7_000);
     expect(dataOf(r.text)).toMatch(/Not done|timed out/);
-    await settle(1_500);
+    // Until every poll's accept has either gone out or been left by the bundle, it could still arrive.
+    await waitFor(async () => (scripted.settled(route) ? true : undefined), 10_000);
+    await nothingMore();
     expect(await demoWrites(note)).toEqual([]);
   });
 
@@ -341,8 +345,7 @@ describe("the approval service: a session token can create and poll, never answe
     targets.push(["POST", `${APPROVALS}/api/v1/elicitations/session/${token}/${requestId}%2Fdecision`]);
     targets.push(["GET", `${session.elicitationUrl}${requestId}?action=accept&confirm=true`]);
 
-    // Every route bare, and every header game on the two routes an answer would most plausibly take (kept
-    // small: the approval service's access log lands in the stack log the suite scans).
+    // Every route bare, and every header game on the two routes an answer would most plausibly take.
     const tries: [string, string, Record<string, string>][] = [
       ...targets.map(([m, u]): [string, string, Record<string, string>] => [m, u, {}]),
       ...games.flatMap((g) => [["POST", `${session.elicitationUrl}${requestId}`, g] as [string, string, Record<string, string>], ["POST", `${session.elicitationUrl}${requestId}/decision`, g] as [string, string, Record<string, string>]]),

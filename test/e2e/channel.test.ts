@@ -1,7 +1,7 @@
 // The approval channel and per-call state: which slugs get which _meta, every refusal reason, teardown of
 // a confirmed call (caller drop, cancel, deadline), single claim, progress relay, Durable Object cost.
 import { describe, expect, it } from "vitest";
-import { DEV_VARS, GATEWAY, TOKENS, bearer, connectLegacy, connectModern, mcpUrl, rawPost, recorder, sha256, textOf, waitFor } from "./helpers";
+import { DEV_VARS, TOKENS, bearer, callsEnded, connectLegacy, connectModern, mcpUrl, quiet, rawPost, recorder, registryStats as readStats, sha256, textOf, waitFor } from "./helpers";
 
 const APPROVAL_URL = "http://127.0.0.1:8790/scripted/channel-test/";
 const legacy = { "mcp-protocol-version": "2025-11-25" };
@@ -29,12 +29,13 @@ async function reportMeta(slug: string, headers: Record<string, string>, meta?: 
 }
 
 async function registryStats(scope: string): Promise<{ served: number; live: number }> {
-  const response = await fetch(`${GATEWAY}/_dev/calls/${scope}`);
-  expect(response.status).toBe(200);
-  const stats = (await response.json()) as { served: number; live: number };
+  const stats = await readStats(scope);
   expect(stats).toEqual({ served: expect.any(Number), live: expect.any(Number) });
   return stats;
 }
+
+/** Waits (bounded) until exactly `n` confirmed calls of `scope` are registered and live. */
+const liveCalls = (n: number, scope = "dev-session") => waitFor(async () => ((await readStats(scope)).live === n ? true : undefined));
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
@@ -149,16 +150,17 @@ describe("a confirmed call is torn down with its caller", () => {
     const delays: number[] = [];
     const run = Date.now();
     for (let batch = 0; batch < 10; batch++) {
-      const drops = await Promise.all(
-        Array.from({ length: 5 }, async (_, i) => {
-          const tag = `drop-${run}-${batch}-${i}`;
-          const { controller } = await startWait(tag, TOKENS.session, `drop-${batch}-${i}`);
-          await new Promise((r) => setTimeout(r, 150));
-          const droppedAt = Date.now();
-          controller.abort();
-          return { tag, droppedAt };
-        }),
-      );
+      // Each caller drops 150 ms after its call is registered (the gateway is forwarding it), so the bundle is
+      // inside its wait when the caller leaves.
+      await callsEnded("dev-session");
+      const started = await Promise.all(Array.from({ length: 5 }, async (_, i) => ({ tag: `drop-${run}-${batch}-${i}`, ...(await startWait(`drop-${run}-${batch}-${i}`, TOKENS.session, `drop-${batch}-${i}`)) })));
+      await liveCalls(5);
+      await new Promise((r) => setTimeout(r, 150));
+      const drops = started.map(({ tag, controller }) => {
+        const droppedAt = Date.now();
+        controller.abort();
+        return { tag, droppedAt };
+      });
       for (const { tag, droppedAt } of drops) {
         const event = await eventFor(tag);
         expect(event.outcome).toBe("aborted");
@@ -175,8 +177,11 @@ describe("a confirmed call is torn down with its caller", () => {
 
   it("fires the bundle's signal when a 2026-07-28 caller closes its stream", async () => {
     const tag = `modern-drop-${Date.now()}`;
+    await callsEnded("dev-session");
     const client = await connectModern("echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL });
     const call = client.callTool("wait_for_abort", { ms: 30_000, tag });
+    // The caller leaves 500 ms after its call is registered, while the bundle waits.
+    await liveCalls(1);
     await new Promise((r) => setTimeout(r, 500));
     // On 2026-07-28 closing the response stream is the cancellation.
     await client.close();
@@ -186,8 +191,13 @@ describe("a confirmed call is torn down with its caller", () => {
 
   it("aborts the call a notifications/cancelled names, on a new request, and no other caller's", async () => {
     const run = Date.now();
+    await callsEnded("dev-session");
+    await callsEnded("dev-session-2");
     const mine = await startWait(`cancel-mine-${run}`, TOKENS.session, 77);
     const theirs = await startWait(`cancel-theirs-${run}`, TOKENS.session2, 77);
+    // Both calls are registered before any cancel is sent.
+    await liveCalls(1, "dev-session");
+    await liveCalls(1, "dev-session-2");
     // Another caller's cancel for the same id touches nothing.
     const stranger = await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "not yours" } }, { ...legacy, ...bearer(TOKENS.session2) }, "echo-confirmed");
     expect(stranger.status).toBe(202);
@@ -202,9 +212,14 @@ describe("a confirmed call is torn down with its caller", () => {
 
   it("leaves a call running when only another caller cancels that id", async () => {
     const run = Date.now();
+    await callsEnded("dev-session");
     const mine = await startWait(`cancel-only-other-${run}`, TOKENS.session, 91);
+    await liveCalls(1);
+    const strangerBefore = (await registryStats("dev-session-2")).served;
     await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 91 } }, { ...legacy, ...bearer(TOKENS.session2) }, "echo-confirmed");
-    await new Promise((r) => setTimeout(r, 1500));
+    // The other caller's cancel has reached that caller's own record; a misrouted abort would land within ms.
+    await waitFor(async () => ((await registryStats("dev-session-2")).served > strangerBefore ? true : undefined));
+    await quiet();
     expect((await recorder.events()).find((e) => e.tag === `cancel-only-other-${run}`)).toBeUndefined();
     expect((await registryStats("dev-session")).live).toBeGreaterThanOrEqual(1);
     mine.controller.abort();
@@ -225,7 +240,10 @@ describe("a confirmed call is torn down with its caller", () => {
   });
 
   it("refuses a second call with the id of one still in flight for the same caller", async () => {
+    await callsEnded("dev-session");
     const first = await startWait(`dup-${Date.now()}`, TOKENS.session, "dup-id");
+    // The first call is registered before the second is sent.
+    await liveCalls(1);
     const second = await rawPost({ jsonrpc: "2.0", id: "dup-id", method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL }, "echo-confirmed");
     expect(second.text).toContain("already in flight");
     first.controller.abort();
@@ -296,16 +314,20 @@ describe("Durable Object cost", () => {
   it("spends at most 3 Durable Object requests on a confirmed call that claims", async () => {
     const client = await connectLegacy("echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL });
     try {
-      // Earlier calls' `end` requests are sent after their answers: let them land before counting.
-      await waitFor(async () => {
-        const a = (await registryStats("dev-session")).served;
-        await new Promise((r) => setTimeout(r, 700));
-        return (await registryStats("dev-session")).served === a ? true : undefined;
-      }, 10_000, 0);
-      const before = (await registryStats("dev-session")).served;
+      // Earlier calls' `end` requests are sent after their answers: count from when none is live and no
+      // request has landed between two looks.
+      let last = -1;
+      const before = await waitFor(async () => {
+        const { served, live } = await registryStats("dev-session");
+        const steady = live === 0 && served === last;
+        last = served;
+        return steady ? served : undefined;
+      }, 10_000, 300);
       await client.callTool("claim_race", { n: 1 });
-      // watch + claim + end; end is sent after the answer, so give it a moment to land.
-      await new Promise((r) => setTimeout(r, 500));
+      // watch + claim + end; end is sent after the answer: once the call is no longer live it has landed, and
+      // anything more would land within the quiet time.
+      await callsEnded("dev-session");
+      await quiet();
       const spent = (await registryStats("dev-session")).served - before;
       expect(spent).toBeGreaterThanOrEqual(2);
       expect(spent).toBeLessThanOrEqual(3);

@@ -1,8 +1,7 @@
 // The gateway's spine, end to end: both client generations, callers and entitlements, bad input, forwarding.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEV_VARS, GATEWAY, ROOT, TOKENS, bearer, connectLegacy, connectModern, mcpUrl, rawPost, recorder, sha256, textOf, waitFor } from "./helpers";
+import { DEV_VARS, GATEWAY, STACK_LOG, TOKENS, bearer, connectLegacy, connectModern, mcpUrl, rawPost, recorder, requestLogLines, sha256, textOf, waitFor } from "./helpers";
 
 const legacyHeaders = { "mcp-protocol-version": "2025-11-25" };
 
@@ -211,18 +210,10 @@ describe("logs", () => {
     const client = await connectLegacy("echo", bearer(TOKENS.session));
     await client.callTool("echo", { text: marker });
     await client.close();
-    const line = await waitFor(async () => {
-      const log = readFileSync(join(ROOT, "test-output", "stack.log"), "utf8");
-      const lines = log
-        .split("\n")
-        .map((l) => l.slice(l.indexOf("{")))
-        .filter((l) => l.includes('"event":"mcp_request"'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return lines.find((l) => l.caller === "dev-session" && l.method === "tools/call" && l.tool === "echo" && JSON.stringify(l.slugs) === '["echo"]');
-    }, 5_000, 250);
+    const line = await waitFor(async () => requestLogLines().find((l) => l.caller === "dev-session" && l.method === "tools/call" && l.tool === "echo" && JSON.stringify(l.slugs) === '["echo"]'), 5_000, 250);
     expect(line).toMatchObject({ slugs: ["echo"], outcome: "ok", status: 200, durationMs: expect.any(Number) });
     // Arguments are not logged.
-    expect(readFileSync(join(ROOT, "test-output", "stack.log"), "utf8")).not.toContain(marker);
+    expect(readFileSync(STACK_LOG, "utf8")).not.toContain(marker);
   });
 
   it("the gateway answers its health check", async () => {

@@ -1,16 +1,18 @@
-// Starts the local stack exactly as `npm run dev` does, for every e2e test file, keeps its logs, and at the
-// end of the run fails it if any secret, token or approval URL the run used appears in those logs.
+// Starts the whole local stack for every e2e test file (the Workers built as deployed, on workerd through
+// Miniflare: scripts/stack.mjs), keeps what the Workers write, and at the end of the run fails it if any
+// secret, token or approval URL the run used appears in it.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname } from "node:path";
 // @ts-expect-error: plain ESM helper without types
-import { ROOT, startStack } from "../../scripts/stack.mjs";
+import { startStack } from "../../scripts/stack.mjs";
+import { STACK_LOG } from "./helpers";
 import { secretsIn } from "./secrets";
 
-export const LOG_FILE = join(ROOT, "test-output", "stack.log");
+export const LOG_FILE = STACK_LOG;
 
 export default async function setup(): Promise<() => Promise<void>> {
   const stack = await startStack({ quiet: true });
-  mkdirSync(join(ROOT, "test-output"), { recursive: true });
+  mkdirSync(dirname(LOG_FILE), { recursive: true });
   const flush = () => writeFileSync(LOG_FILE, stack.logs.join(""));
   const timer = setInterval(flush, 500);
   return async () => {

@@ -1,5 +1,6 @@
-// Shared pieces of the e2e suite: the running stack's addresses, the dev callers' tokens, and the two
-// official MCP client generations connected through the gateway.
+// Shared pieces of the e2e suite: the running stack's addresses, the dev callers' tokens, the two official
+// MCP client generations connected through the gateway, and what a test waits for instead of sleeping (the
+// call registry's live calls, the stack log catching up).
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -28,8 +29,8 @@ export const TOKENS = {
   reader: DEV_VARS.STRAD_TOKEN_DEV_READER as string,
 };
 
-export function mcpUrl(servers?: string): URL {
-  const url = new URL("/mcp", GATEWAY);
+export function mcpUrl(servers?: string, gateway = GATEWAY): URL {
+  const url = new URL("/mcp", gateway);
   if (servers !== undefined) url.searchParams.set("servers", servers);
   return url;
 }
@@ -42,9 +43,9 @@ export interface Connected {
 }
 
 /** The 2025-11-25 peer: @modelcontextprotocol/sdk 1.x. */
-export async function connectLegacy(servers: string | undefined, headers: Record<string, string>): Promise<Connected> {
+export async function connectLegacy(servers: string | undefined, headers: Record<string, string>, gateway = GATEWAY): Promise<Connected> {
   const client = new LegacyClient({ name: "e2e-legacy", version: "1.0.0" });
-  const transport = new LegacyTransport(mcpUrl(servers), { requestInit: { headers } });
+  const transport = new LegacyTransport(mcpUrl(servers, gateway), { requestInit: { headers } });
   await client.connect(transport);
   return {
     callTool: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, undefined, { signal: o.signal, onprogress: o.onprogress, timeout: o.timeout ?? 30_000 }) as never,
@@ -120,4 +121,58 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs 
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** The gateway's call-registry statistics for one caller (GET /_dev/calls/<caller>, dev routes only). */
+export async function registryStats(scope: string): Promise<{ served: number; live: number }> {
+  const response = await fetch(`${GATEWAY}/_dev/calls/${encodeURIComponent(scope)}`);
+  if (response.status !== 200) throw new Error(`/_dev/calls answered HTTP ${response.status}`);
+  return (await response.json()) as { served: number; live: number };
+}
+
+/**
+ * Waits (bounded) until no confirmed call of `scope` is live: the gateway has answered or torn down every
+ * one, so none can claim a write any more (the send gate's claim holds only while the call is live).
+ */
+export async function callsEnded(scope = "dev-session", timeoutMs = 10_000): Promise<void> {
+  await waitFor(async () => ((await registryStats(scope)).live === 0 ? true : undefined), timeoutMs);
+}
+
+/**
+ * What a test that asserts that something did *not* happen waits, once everything it can wait for has
+ * happened: several of the dev bundles' poll intervals (100 ms) and a keepalive interval (500 ms), for a
+ * write already under way to land.
+ */
+export const QUIET_MS = 500;
+export const quiet = (ms = QUIET_MS): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Every confirmed call of `scope` is over and a write already under way has had time to land. */
+export async function nothingMore(scope = "dev-session"): Promise<void> {
+  await callsEnded(scope);
+  await quiet();
+}
+
+/** How long a person's late approval stays on offer after the caller left: many of the bundles' poll intervals (100 ms). */
+export const LATE_APPROVAL_MS = 1_500;
+
+/** The stack log the global setup keeps (test-output/stack.log). */
+export const STACK_LOG = join(ROOT, "test-output", "stack.log");
+
+/** The gateway's JSON request-log lines in the stack log. */
+export function requestLogLines(): Record<string, unknown>[] {
+  return readFileSync(STACK_LOG, "utf8")
+    .split("\n")
+    .filter((l) => l.includes('"event":"mcp_request"'))
+    .map((l) => JSON.parse(l.slice(l.indexOf("{"))) as Record<string, unknown>);
+}
+
+/**
+ * Waits (bounded) until the stack log holds the request-log line of a call made now: what the gateway and the
+ * bundles (one runtime, one output stream) wrote before it is then in the file too.
+ */
+export async function logsCaughtUp(): Promise<void> {
+  const since = Date.now();
+  const r = await rawPost({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "log barrier" } } }, { "mcp-protocol-version": "2025-11-25", ...bearer(TOKENS.session) }, "echo");
+  if (r.status !== 200) throw new Error(`the log barrier's call answered HTTP ${r.status}`);
+  await waitFor(async () => (requestLogLines().some((l) => l.caller === "dev-session" && l.tool === "echo" && Date.parse(String(l.at)) >= since) ? true : undefined), 10_000, 100);
 }

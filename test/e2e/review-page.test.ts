@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
-import { FAKES, ROOT, TOKENS, bearer, connectLegacy, connectModern, recorder, textOf } from "./helpers";
+import { FAKES, ROOT, TOKENS, bearer, connectLegacy, connectModern, nothingMore, recorder, textOf } from "./helpers";
 
 const SHOTS = join(ROOT, "test-output", "screenshots");
 let browser: Browser;
@@ -76,6 +76,7 @@ describe("the review page", () => {
     await card.getByTestId("prompt-decline").click();
     const result = await call;
     expect(textOf(result)).toMatch(/declin/i);
+    await nothingMore();
     expect(await writesOf(note)).toHaveLength(0);
     await page.close();
   });
@@ -95,6 +96,7 @@ describe("the review page", () => {
       (e: Error) => e.message,
     );
     expect(outcome).toMatch(/expired|timed out/i);
+    await nothingMore();
     expect(await writesOf(note)).toHaveLength(0);
     await page.close();
   });

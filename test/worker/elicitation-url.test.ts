@@ -42,7 +42,7 @@ const cases: Case[] = [
     expect: { ok: `${ZIMMER}${TOKEN}` },
   },
   // A query is accepted after a path strictly under the prefix: the check is on scheme, host, port and
-  // path (seed 000), and a query cannot move the request to another host or path.
+  // path, and a query cannot move the request to another host or path (docs/rules.md R-URL-1).
   { name: "a query after a path strictly under the prefix passes", raw: `${ZIMMER}${TOKEN}?x=1`, expect: { ok: `${ZIMMER}${TOKEN}?x=1` } },
   { name: "a .. that stays inside the prefix is resolved and passes", raw: `${ZIMMER}other/../${TOKEN}`, expect: { ok: `${ZIMMER}${TOKEN}` } },
   { name: "a mixed-case %2E%2e that stays inside is resolved and passes", raw: `${ZIMMER}other/%2E%2e/${TOKEN}`, expect: { ok: `${ZIMMER}${TOKEN}` } },

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
 import type { OutboxEntry } from "../../fakes/gmail/store";
 import { LOG_FILE } from "../../e2e/global-setup";
-import { bearer, connectLegacy, connectModern, type Connected, DEV_VARS, FAKES, TOKENS, textOf, waitFor } from "../../e2e/helpers";
+import { bearer, connectLegacy, connectModern, type Connected, DEV_VARS, FAKES, LATE_APPROVAL_MS, logsCaughtUp, nothingMore, quiet, TOKENS, textOf, waitFor } from "../../e2e/helpers";
 import { type Plan, useScriptedApprover } from "../kit/helpers/hostile-server";
 import { AGENT, PERSON } from "./helpers";
 
@@ -14,7 +14,6 @@ const PENDING: Plan = { body: { action: "pending", content: null } };
 const scripted = useScriptedApprover();
 let run = 0;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++run}`;
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const gmail = {
   async outbox(subject?: string): Promise<OutboxEntry[]> {
@@ -80,7 +79,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     const result = await sendThrough("gmail-rw-external", { to: ["ada@example.com"], subject, text: "t" }, url, connect);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^Not done: .*Nothing was written\.$/);
-    await settle(300);
+    await nothingMore();
     expect(await gmail.outbox(subject)).toEqual([]);
   });
 });
@@ -91,16 +90,19 @@ describe("calls that end without an approval in time", () => {
     const subject = unique("silent");
     const result = await sendThrough("gmail-brief", { to: ["ada@example.com"], subject, text: "t" }, url);
     expect(textOf(result)).toMatch(/^Not done: the approval expired before anyone answered/);
-    await settle(500);
+    await nothingMore();
     expect(await gmail.outbox(subject)).toEqual([]);
   });
 
   it("sends nothing when the approval arrives after the deadline", async () => {
-    const url = scripted.route(unique("late"), { poll: () => ({ ...ACCEPT, delayMs: 7_000 }) });
+    const route = unique("late");
+    const url = scripted.route(route, { poll: () => ({ ...ACCEPT, delayMs: 7_000 }) });
     const subject = unique("late");
     const result = await sendThrough("gmail-brief", { to: ["ada@example.com"], subject, text: "t" }, url);
     expect(textOf(result)).toMatch(/^Not done: the approval expired/);
-    await settle(2_500);
+    // Until every poll's accept has either gone out or been left by the bundle, it could still arrive.
+    await waitFor(async () => (scripted.settled(route) ? true : undefined), 10_000);
+    await nothingMore();
     expect(await gmail.outbox(subject)).toEqual([]);
   });
 
@@ -117,10 +119,11 @@ describe("calls that end without an approval in time", () => {
       await waitFor(async () => (scripted.requestsTo(name).some((r) => r.method === "GET") ? true : undefined));
       drop.abort();
       await expect(call).rejects.toThrow();
-      await settle(1_500);
+      // The gateway has torn the call down (and aborted the bundle's request), and a poll already under way is over.
+      await nothingMore();
       const asked = scripted.requestsTo(name).length;
       decision = ACCEPT;
-      await settle(1_500);
+      await quiet(LATE_APPROVAL_MS);
       expect(scripted.requestsTo(name).length).toBe(asked);
       expect(await gmail.outbox(subject)).toEqual([]);
     } finally {
@@ -144,7 +147,7 @@ describe("one approval delivered twice", () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-    await settle(500);
+    await nothingMore();
     expect(await gmail.outbox(subject)).toHaveLength(1);
   });
 });
@@ -203,7 +206,7 @@ describe("drafts and large messages", () => {
 
 describe("the stack's logs", () => {
   it("hold no Gmail credential, access token or upstream error body after all of the above", async () => {
-    await settle(1_000);
+    await logsCaughtUp();
     const log = readFileSync(LOG_FILE, "utf8");
     // Wrangler prints a var's first 40 characters at start-up; the dev secrets are longer, so none appears whole.
     for (const secret of [PERSON.secret, PERSON.refresh, AGENT.secret, AGENT.refresh]) expect(log.includes(secret)).toBe(false);

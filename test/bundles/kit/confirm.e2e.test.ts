@@ -1,6 +1,6 @@
 // The confirm kit end to end: echo's guarded demo_write through the real gateway, against a scripted approval service on 8790.
 import { describe, expect, it } from "vitest";
-import { bearer, connectLegacy, connectModern, DEV_VARS, type Connected, recorder, TOKENS, textOf, waitFor } from "../../e2e/helpers";
+import { bearer, connectLegacy, connectModern, DEV_VARS, type Connected, LATE_APPROVAL_MS, nothingMore, quiet, recorder, TOKENS, textOf, waitFor } from "../../e2e/helpers";
 import { type Plan, SCRIPTED_PORT, useScriptedApprover } from "./helpers/hostile-server";
 
 const ACCEPT: Plan = { body: { action: "accept", content: { confirm: true } } };
@@ -19,9 +19,6 @@ const clients = [
 async function demoWrites(note: string): Promise<Record<string, unknown>[]> {
   return (await recorder.events()).filter((e) => e.kind === "demo_write" && e.note === note);
 }
-
-/** Waits long enough for a write that should not happen to have happened. */
-const settle = (ms = 1_500) => new Promise((r) => setTimeout(r, ms));
 
 async function connectTo(connect: (typeof clients)[number][1], slug: string, approvalUrl?: string, token = TOKENS.session): Promise<Connected> {
   return connect(slug, { ...bearer(token), ...(approvalUrl === undefined ? {} : { "x-elicitation-url": approvalUrl }) });
@@ -66,7 +63,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     } finally {
       await client.close();
     }
-    await settle(300);
+    await nothingMore();
     expect(await demoWrites(note)).toEqual([]);
   });
 
@@ -83,10 +80,11 @@ describe.each(clients)("a %s caller", (_label, connect) => {
       await waitFor(async () => (scripted.requestsTo(name).some((r) => r.method === "GET") ? true : undefined));
       drop.abort();
       await expect(call).rejects.toThrow();
-      await settle(2_000);
+      // The gateway has torn the call down (and aborted the bundle's request), and a poll already under way is over.
+      await nothingMore();
       const pollsAfterDrop = scripted.requestsTo(name).length;
       decision = ACCEPT;
-      await settle(1_500);
+      await quiet(LATE_APPROVAL_MS);
       // The bundle stopped asking when the caller left; the late approval reached nobody.
       expect(scripted.requestsTo(name).length).toBe(pollsAfterDrop);
       expect(await demoWrites(note)).toEqual([]);
@@ -108,7 +106,8 @@ describe.each(clients)("a %s caller", (_label, connect) => {
       await waitFor(async () => (scripted.requestsTo(name).some((r) => r.method === "GET") ? true : undefined));
       drop.abort();
       await expect(first).rejects.toThrow();
-      await settle(2_000);
+      // The person approves only once the first delivery is over.
+      await nothingMore();
       decision = ACCEPT;
       const retried = await client.callTool("demo_write", { note });
       expect(textOf(retried)).toBe("Recorded.");
@@ -119,19 +118,25 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     expect(prompts).toHaveLength(2);
     const ids = prompts.map((p) => JSON.parse(p.body)._meta["com.pulsemcp/request-id"]);
     expect(ids[0]).not.toBe(ids[1]);
-    await settle(500);
+    await nothingMore();
     expect(await demoWrites(note)).toHaveLength(1);
   });
 
   it("hears keepalive progress while the person decides, when it asked for progress", async () => {
+    const name = unique("progress");
     let decision: Plan = PENDING;
-    const url = scripted.route(unique("progress"), { poll: () => decision });
-    setTimeout(() => (decision = ACCEPT), 2_200);
+    const url = scripted.route(name, { poll: () => decision });
     const note = unique("note");
     const progress: unknown[] = [];
     const client = await connectTo(connect, "echo-confirmed", url);
     try {
-      const result = await client.callTool("demo_write", { note }, { onprogress: (p) => progress.push(p) });
+      const call = client.callTool("demo_write", { note }, { onprogress: (p) => progress.push(p) });
+      call.catch(() => {});
+      // The person decides 2.2 s after the prompt reached the approval service: several keepalive intervals (500 ms).
+      await waitFor(async () => (scripted.requestsTo(name).some((r) => r.method === "POST") ? true : undefined));
+      await new Promise((r) => setTimeout(r, 2_200));
+      decision = ACCEPT;
+      const result = await call;
       expect(textOf(result)).toBe("Recorded.");
     } finally {
       await client.close();
@@ -157,7 +162,7 @@ describe("one call, two deliveries", () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-    await settle(500);
+    await nothingMore();
     expect(await demoWrites(note)).toHaveLength(1);
   });
 
@@ -171,7 +176,7 @@ describe("one call, two deliveries", () => {
     } finally {
       await client.close();
     }
-    await settle(500);
+    await nothingMore();
     expect(await demoWrites(note)).toHaveLength(1);
     expect(scripted.requestsTo(name).filter((r) => r.method === "GET")).toHaveLength(1);
   });
@@ -204,7 +209,7 @@ describe("mounts that do not ask", () => {
     } finally {
       await client.close();
     }
-    await settle(300);
+    await nothingMore();
     expect(scripted.requestsTo(name)).toEqual([]);
     expect(await demoWrites(note)).toEqual([]);
   });
@@ -221,7 +226,7 @@ describe("mounts that do not ask", () => {
     } finally {
       await client.close();
     }
-    await settle(300);
+    await nothingMore();
     expect(scripted.requestsTo(name)).toEqual([]);
     expect(await demoWrites(note)).toEqual([]);
   });

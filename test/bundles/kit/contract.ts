@@ -1,4 +1,4 @@
-// The contract every bundle passes (seed 003, "Never hand the model the keys", and the kit's guard rules).
+// The contract every bundle passes: never hand the model the keys, and the kit's guard rules (docs/rules.md R-TOOL-1, R-TOOL-2, R-TOOL-3, R-CHAN-9).
 // A bundle's own test calls bundleContract() with its handler and tool list: tools list as declared, each
 // declares all four annotations, none takes a user, account, token, credential or host, its registry of
 // confirmed tools is exactly the tools that ask, and each of those refuses before it reads or writes.

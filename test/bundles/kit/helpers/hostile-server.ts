@@ -11,6 +11,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   body: string;
   at: number;
+  /** Set once the request is over: answered, or left by the client before an answer (a delayed or held one). */
+  outcome?: "answered" | "abandoned";
 }
 
 export interface Plan {
@@ -73,6 +75,11 @@ export class HostileServer {
     return this.requests.filter((r) => r.path === root || r.path.startsWith(`${root}/`));
   }
 
+  /** True when every request the route received is over (a delayed answer sent, or its client gone). */
+  settled(name: string): boolean {
+    return this.requestsTo(name).every((r) => r.outcome !== undefined);
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.on("error", () => {});
     const chunks: Buffer[] = [];
@@ -88,7 +95,10 @@ export class HostileServer {
     else if (req.method === "POST" && rest === "") plan = await route.create(recorded, 1);
     else if (req.method === "GET" && rest !== "") plan = await route.poll(recorded, ++route.polls);
     else plan = { status: 405, body: "method not allowed" };
-    if (plan.hang) return;
+    if (plan.hang) {
+      res.once("close", () => (recorded.outcome = "abandoned"));
+      return;
+    }
     if (plan.delayMs !== undefined) {
       const closed = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), plan.delayMs);
@@ -97,11 +107,15 @@ export class HostileServer {
           resolve(true);
         });
       });
-      if (closed || res.destroyed) return;
+      if (closed || res.destroyed) {
+        recorded.outcome = "abandoned";
+        return;
+      }
     }
     const body = plan.body === undefined ? "" : typeof plan.body === "string" ? plan.body : JSON.stringify(plan.body);
     res.writeHead(plan.status ?? 200, { "content-type": "application/json", ...plan.headers });
     res.end(body);
+    recorded.outcome = "answered";
   }
 }
 
