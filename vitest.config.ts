@@ -6,7 +6,19 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: "unit", include: ["test/contract/**/*.test.ts", "test/worker/**/*.test.ts", "test/durable-objects/**/*.test.ts", "test/bundles/**/*.unit.test.ts", "test/approvals/**/*.unit.test.ts", "test/scripts/**/*.test.ts"] } },
+      {
+        test: {
+          name: "unit",
+          include: [
+            "test/contract/**/*.test.ts",
+            "test/worker/**/*.test.ts",
+            "test/durable-objects/**/*.test.ts",
+            "test/bundles/**/*.unit.test.ts",
+            "test/approvals/**/*.unit.test.ts",
+            "test/scripts/**/*.test.ts",
+          ],
+        },
+      },
       {
         test: {
           name: "e2e",

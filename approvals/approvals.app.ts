@@ -1,7 +1,7 @@
 // The reference approval service: the pulsemcp elicitation endpoints a bundle calls, the review page a
 // person answers on, and the operator API that mints sessions. One Durable Object per session.
 import { Hono } from "hono";
-import { jsonError, type AppEnv } from "./http";
+import { type AppEnv, jsonError } from "./http";
 import { operatorRoutes } from "./operator.routes";
 import { CONTENT_SECURITY_POLICY } from "./page/review-page";
 import { protocolRoutes } from "./protocol.routes";

@@ -2,11 +2,11 @@
 // URL), read a session's prompts with their poll counts, and, in dev mode only, decide a prompt
 // without a browser (tests and the bench; see approvals/dev-api.mjs).
 import { Hono, type MiddlewareHandler } from "hono";
-import { jsonError, originOf, readJson, sessionStore, type AppEnv } from "./http";
+import { type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import { reachedLoopback } from "./person";
 import { PROTOCOL_BASE } from "./protocol.routes";
 import type { Decision } from "./session-store";
-import { reviewKey, isSessionId, newSessionId, secretEquals, sessionToken } from "./tokens";
+import { isSessionId, newSessionId, reviewKey, secretEquals, sessionToken } from "./tokens";
 
 export const OPERATOR_DECIDER = "operator (dev mode)";
 

@@ -3,7 +3,7 @@
 // never answer one. With the emulation switch on, these routes stand behind an emulated Cloudflare
 // Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.
 import { Hono, type MiddlewareHandler } from "hono";
-import { jsonError, readJson, sessionStore, type AppEnv } from "./http";
+import { type AppEnv, jsonError, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
 import { secretEquals, sessionFromToken } from "./tokens";
@@ -38,8 +38,7 @@ const edge: MiddlewareHandler<AppEnv> = async (c, next) => {
   const { emulation, serviceToken } = c.var.settings;
   const id = c.req.header("cf-access-client-id");
   const secret = c.req.header("cf-access-client-secret");
-  const matches =
-    serviceToken !== undefined && id !== undefined && secret !== undefined && (await secretEquals(id, serviceToken.clientId)) && (await secretEquals(secret, serviceToken.clientSecret));
+  const matches = serviceToken !== undefined && id !== undefined && secret !== undefined && (await secretEquals(id, serviceToken.clientId)) && (await secretEquals(secret, serviceToken.clientSecret));
   if (emulation !== undefined && !matches) {
     return jsonError(401, "Cloudflare Access (emulated): this application requires a service token (CF-Access-Client-Id and CF-Access-Client-Secret)");
   }

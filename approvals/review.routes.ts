@@ -3,13 +3,13 @@
 // cannot find this page. Answering needs a person (person.ts), a CSRF token bound to that person and
 // a same-origin request; a decided or expired prompt is final.
 import { Hono, type MiddlewareHandler } from "hono";
-import { jsonError, originOf, readJson, sessionStore, type AppEnv } from "./http";
-import { renderErrorPage, renderReviewPage } from "./page/review-page";
+import { type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import reviewCss from "./page/review.client.css";
 import reviewJs from "./page/review.client.js";
+import { renderErrorPage, renderReviewPage } from "./page/review-page";
 import { identifyPerson } from "./person";
 import type { Decision, PromptRecord } from "./session-store";
-import { csrfToken, sessionFromReviewKey, constantTimeEqual } from "./tokens";
+import { constantTimeEqual, csrfToken, sessionFromReviewKey } from "./tokens";
 
 export const CSRF_HEADER = "x-csrf-token";
 
@@ -49,8 +49,7 @@ export function refusal(p: PromptRecord): string {
   return `This prompt was already ${verb}${p.decidedBy === null ? "" : ` by ${p.decidedBy}`}; it cannot be decided again.`;
 }
 
-const asset = (body: string, type: string) => () =>
-  new Response(body, { headers: { "content-type": type, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
+const asset = (body: string, type: string) => () => new Response(body, { headers: { "content-type": type, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
 
 /** Resolves the review key and the person; the page answers in HTML, its API in JSON. */
 const reviewer: MiddlewareHandler<AppEnv> = async (c, next) => {

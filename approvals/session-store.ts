@@ -3,7 +3,7 @@
 // expired; a session with nothing left is deleted a retention period after its last activity.
 import { DurableObject } from "cloudflare:workers";
 import type { Json, NewPrompt } from "./prompt";
-import { readSettings, DEFAULT_RETENTION_SECONDS, type ApprovalsEnv } from "./settings";
+import { type ApprovalsEnv, DEFAULT_RETENTION_SECONDS, readSettings } from "./settings";
 
 export type PromptStatus = "pending" | "accept" | "decline" | "expired";
 
@@ -105,12 +105,7 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
 
   /** Settles a prompt whose expiry has passed even if the alarm has not run yet, and returns it. */
   private read(requestId: string, now = Date.now()): PromptRecord | undefined {
-    this.ctx.storage.sql.exec(
-      "UPDATE prompts SET status = 'expired', delete_at = expires_at + ? WHERE request_id = ? AND status = 'pending' AND expires_at <= ?",
-      this.retentionMs,
-      requestId,
-      now,
-    );
+    this.ctx.storage.sql.exec("UPDATE prompts SET status = 'expired', delete_at = expires_at + ? WHERE request_id = ? AND status = 'pending' AND expires_at <= ?", this.retentionMs, requestId, now);
     const row = this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts WHERE request_id = ?", requestId).toArray()[0];
     return row === undefined ? undefined : toRecord(row);
   }

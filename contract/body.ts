@@ -34,7 +34,12 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
     return { ok: false, tooLarge: true };
   }
   if (message.body === null) return { ok: true, value: new Uint8Array() };
-  if (declared !== undefined) return readDeclared(async () => new Uint8Array(await message.arrayBuffer()), (bytes) => bytes.byteLength, declared);
+  if (declared !== undefined)
+    return readDeclared(
+      async () => new Uint8Array(await message.arrayBuffer()),
+      (bytes) => bytes.byteLength,
+      declared,
+    );
   const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -73,7 +78,11 @@ export async function readCappedText(message: Request | Response, maxBytes: numb
   const declared = declaredLength(message);
   if (!fatal && declared !== undefined && declared <= maxBytes && message.body !== null) {
     // Decoded natively; a decoded string never has more UTF-16 units than the bytes it came from.
-    return readDeclared(() => message.text(), (text) => text.length, declared);
+    return readDeclared(
+      () => message.text(),
+      (text) => text.length,
+      declared,
+    );
   }
   const bytes = await readCappedBytes(message, maxBytes);
   if (!bytes.ok) return bytes;

@@ -97,7 +97,6 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
     return record.state === "live" && Date.now() < record.deadline;
   }
 
-
   /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */
   async stats(): Promise<{ served: number; live: number }> {
     let live = 0;

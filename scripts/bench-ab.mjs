@@ -62,7 +62,9 @@ try {
     }
     const a = summary(rounds.A);
     const b = summary(rounds.B);
-    console.log(`concurrency ${concurrency}: A p50 ${a.p50.toFixed(2)} ms, ${a.perSec.toFixed(0)}/s; B p50 ${b.p50.toFixed(2)} ms, ${b.perSec.toFixed(0)}/s; B/A p50 ${(b.p50 / a.p50).toFixed(3)}, throughput ${(b.perSec / a.perSec).toFixed(3)}`);
+    console.log(
+      `concurrency ${concurrency}: A p50 ${a.p50.toFixed(2)} ms, ${a.perSec.toFixed(0)}/s; B p50 ${b.p50.toFixed(2)} ms, ${b.perSec.toFixed(0)}/s; B/A p50 ${(b.p50 / a.p50).toFixed(3)}, throughput ${(b.perSec / a.perSec).toFixed(3)}`,
+    );
   }
 } finally {
   for (const runtime of Object.values(runtimes)) await runtime.stop();

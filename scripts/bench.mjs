@@ -11,13 +11,17 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { buildWorker, closedLoop, referenceTo, startRuntime, timedCall } from "./bench-runtime.mjs";
-import { ROOT, PORTS, startStack } from "./stack.mjs";
+import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
 const N = Number(process.argv[2] ?? process.env.BENCH_N ?? 2000);
 const CONCURRENCY = Number(process.argv[3] ?? process.env.BENCH_CONCURRENCY ?? 16);
 const vars = Object.fromEntries(
-  readFileSync(join(ROOT, ".dev.vars.example"), "utf8").split("\n").map((l) => /^([A-Z0-9_]+)="(.*)"$/.exec(l.trim())).filter(Boolean).map((m) => [m[1], m[2]]),
+  readFileSync(join(ROOT, ".dev.vars.example"), "utf8")
+    .split("\n")
+    .map((l) => /^([A-Z0-9_]+)="(.*)"$/.exec(l.trim()))
+    .filter(Boolean)
+    .map((m) => [m[1], m[2]]),
 );
 const TOKEN = vars.STRAD_TOKEN_DEV_SESSION;
 const APPROVAL_URL = "http://127.0.0.1:8790/scripted/bench/";
@@ -50,13 +54,19 @@ function summarise(label, latencies, seconds) {
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
   const stats = { label, latencies, seconds, n: latencies.length, callsPerSec: latencies.length / seconds, p50: pct(50), p99: pct(99) };
   if (label !== null) {
-    console.log(`${label.padEnd(34)} ${String(stats.n).padStart(5)} calls  ${stats.callsPerSec.toFixed(0).padStart(6)} calls/s  p50 ${stats.p50.toFixed(2).padStart(7)} ms  p99 ${stats.p99.toFixed(2).padStart(7)} ms`);
+    console.log(
+      `${label.padEnd(34)} ${String(stats.n).padStart(5)} calls  ${stats.callsPerSec.toFixed(0).padStart(6)} calls/s  p50 ${stats.p50.toFixed(2).padStart(7)} ms  p99 ${stats.p99.toFixed(2).padStart(7)} ms`,
+    );
   }
   return stats;
 }
 
 function merge(label, runs) {
-  return summarise(label, runs.flatMap((r) => r.latencies), runs.reduce((t, r) => t + r.seconds, 0));
+  return summarise(
+    label,
+    runs.flatMap((r) => r.latencies),
+    runs.reduce((t, r) => t + r.seconds, 0),
+  );
 }
 
 /** Part 1: the same echo call through the gateway, through the two references, and straight to the bundle. */
@@ -105,8 +115,12 @@ async function gatewayVsDirect() {
     const viaReframer = merge("2026-07-28 reframer -> echo bundle", runs.reframer);
     const viaDirect = merge("echo bundle directly", runs.direct);
     const ratio = (a, b, key) => (a[key] / b[key]).toFixed(2);
-    console.log(`   gateway/direct: p50 ratio ${ratio(viaGateway, viaDirect, "p50")} (target <= 1.3), p99 ratio ${ratio(viaGateway, viaDirect, "p99")}, throughput ratio ${ratio(viaGateway, viaDirect, "callsPerSec")}`);
-    console.log(`   references, p50 ratio to direct: forwarder (the service-binding hop alone) ${ratio(viaForwarder, viaDirect, "p50")}, reframer (the least a 2026-07-28 proxy does) ${ratio(viaReframer, viaDirect, "p50")}; gateway/reframer ${ratio(viaGateway, viaReframer, "p50")}`);
+    console.log(
+      `   gateway/direct: p50 ratio ${ratio(viaGateway, viaDirect, "p50")} (target <= 1.3), p99 ratio ${ratio(viaGateway, viaDirect, "p99")}, throughput ratio ${ratio(viaGateway, viaDirect, "callsPerSec")}`,
+    );
+    console.log(
+      `   references, p50 ratio to direct: forwarder (the service-binding hop alone) ${ratio(viaForwarder, viaDirect, "p50")}, reframer (the least a 2026-07-28 proxy does) ${ratio(viaReframer, viaDirect, "p50")}; gateway/reframer ${ratio(viaGateway, viaReframer, "p50")}`,
+    );
   } finally {
     for (const r of runtimes) await r.stop();
   }
@@ -135,7 +149,12 @@ try {
   try {
     const waived = await run("demo_write, waived (asks nobody)", confirmedN, (i) => timedCall(gatewayUrl("echo-waived"), auth, `w-${i}`, "demo_write", { note: `bench ${i}` }), 1);
     const before = await served();
-    const confirmed = await run("demo_write, confirmed", confirmedN, (i) => timedCall(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": APPROVAL_URL }, `c-${i}`, "demo_write", { note: `bench ${i}` }), 1);
+    const confirmed = await run(
+      "demo_write, confirmed",
+      confirmedN,
+      (i) => timedCall(gatewayUrl("echo-confirmed"), { ...auth, "x-elicitation-url": APPROVAL_URL }, `c-${i}`, "demo_write", { note: `bench ${i}` }),
+      1,
+    );
     await ended();
     const perCall = ((await served()) - before) / confirmedN;
     console.log(`   overhead per confirmed call: p50 ${(confirmed.p50 - waived.p50).toFixed(2)} ms (target <= 50 ms); call-registry requests per call: ${perCall.toFixed(2)} (target <= 3)`);
@@ -165,7 +184,9 @@ try {
   };
   const held = await decisions("with Prefer: wait (long-poll)", true);
   const plain = await decisions("plain polling", false);
-  console.log(`   long-poll p50 ${held.toFixed(0)} ms (target < 300 ms); plain polling p50 ${plain.toFixed(0)} ms, bounded by the bundle's poll interval (${POLL_INTERVAL_MS} ms in the dev stack, 5000 ms by default)`);
+  console.log(
+    `   long-poll p50 ${held.toFixed(0)} ms (target < 300 ms); plain polling p50 ${plain.toFixed(0)} ms, bounded by the bundle's poll interval (${POLL_INTERVAL_MS} ms in the dev stack, 5000 ms by default)`,
+  );
 } finally {
   await stack.stop();
 }

@@ -46,7 +46,9 @@ export function violations(files) {
     for (const m of text.matchAll(IMPORT)) {
       const spec = m[1] ?? m[2] ?? m[3];
       if (spec === undefined || !spec.startsWith(".")) continue;
-      const target = relative(ROOT, resolve(ROOT, dirname(path), spec)).split(sep).join("/");
+      const target = relative(ROOT, resolve(ROOT, dirname(path), spec))
+        .split(sep)
+        .join("/");
       const to = target.startsWith("..") ? "outside" : unitOf(target);
       if (!allowed(path, from, to)) found.push(`${path} imports "${spec}" (${from} -> ${to}): share it through contract/`);
     }

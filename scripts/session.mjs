@@ -14,12 +14,7 @@ try {
 }
 // Printing the session's URLs to the person who asked for them is this command's output, not a log line.
 process.stdout.write(
-  [
-    `elicitationUrl: ${session.elicitationUrl}`,
-    `reviewUrl:      ${session.reviewUrl}`,
-    `sessionId:      ${session.sessionId}`,
-    "",
-    `export X_ELICITATION_URL='${session.elicitationUrl}'`,
-    "",
-  ].join("\n"),
+  [`elicitationUrl: ${session.elicitationUrl}`, `reviewUrl:      ${session.reviewUrl}`, `sessionId:      ${session.sessionId}`, "", `export X_ELICITATION_URL='${session.elicitationUrl}'`, ""].join(
+    "\n",
+  ),
 );

@@ -34,7 +34,13 @@ export function stackProcesses(root = ROOT) {
   ];
 }
 
-const varNames = (text) => new Set(text.split("\n").map((l) => /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1]).filter(Boolean));
+const varNames = (text) =>
+  new Set(
+    text
+      .split("\n")
+      .map((l) => /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1])
+      .filter(Boolean),
+  );
 
 /** Creates .dev.vars from the example, or adds the example's variables that an older copy lacks. */
 export function prepare() {
@@ -43,7 +49,12 @@ export function prepare() {
   if (!existsSync(vars)) copyFileSync(example, vars);
   else {
     const have = varNames(readFileSync(vars, "utf8"));
-    const missing = readFileSync(example, "utf8").split("\n").filter((l) => { const n = /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1]; return n !== undefined && !have.has(n); });
+    const missing = readFileSync(example, "utf8")
+      .split("\n")
+      .filter((l) => {
+        const n = /^([A-Za-z0-9_]+)=/.exec(l.trim())?.[1];
+        return n !== undefined && !have.has(n);
+      });
     if (missing.length > 0) appendFileSync(vars, `\n${missing.join("\n")}\n`);
   }
   mkdirSync(join(ROOT, ".xdg"), { recursive: true });
@@ -52,7 +63,10 @@ export function prepare() {
 export function portOpen(port) {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => { socket.destroy(); resolve(true); });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 }
@@ -106,15 +120,24 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
   prepare();
   const children = [];
   const logs = [];
-  const stop = () => Promise.all(children.map(({ child }) => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-    setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-  })));
+  const stop = () =>
+    Promise.all(
+      children.map(
+        ({ child }) =>
+          new Promise((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGTERM");
+            setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+          }),
+      ),
+    );
   for (const p of processes) {
     const port = p.port === 0 ? await freePort() : p.port;
-    if (await portOpen(port)) { await stop(); throw new Error(`port ${port} (${p.name}) is in use: stop the other strad stack (npm run dev) first`); }
+    if (await portOpen(port)) {
+      await stop();
+      throw new Error(`port ${port} (${p.name}) is in use: stop the other strad stack (npm run dev) first`);
+    }
     const inspector = await freePort();
     const vars = Object.entries(p.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
     const args = ["dev", ...p.configs.flatMap((c) => ["-c", c]), "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--show-interactive-dev-session=false", ...vars];
@@ -135,7 +158,10 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
 
 /** `npm run dev`'s stack under `wrangler dev`; `freePorts` moves it off 8787-8789 (its Workers still call each other there). */
 export function startDevStack({ freePorts = false, ...options } = {}) {
-  return startWorkers(stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)), options);
+  return startWorkers(
+    stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)),
+    options,
+  );
 }
 
 /** Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare options for it. */

@@ -9,8 +9,8 @@ import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
 import { cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";
-import { writeRequestLog } from "./log";
 import { fastLane } from "./fast-lane";
+import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
 import { routeTool, selectServers } from "./selection";
@@ -77,7 +77,10 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     if (contentType !== "application/json") return finish(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
     const body = await readCappedText(c.req.raw, MAX_BODY_BYTES);
     if (!body.ok) {
-      return finish(body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, RpcCode.ParseError, "the request body could not be read"), "bad_body");
+      return finish(
+        body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, RpcCode.ParseError, "the request body could not be read"),
+        "bad_body",
+      );
     }
     let message: unknown;
     try {

@@ -14,14 +14,7 @@ export function channelTtlMs(timeoutMs: number): number {
   return timeoutMs - Math.min(Math.floor(timeoutMs / 4), 15_000);
 }
 
-export function buildChannel(args: {
-  server: ServerEntry;
-  caller: Caller;
-  headerValue: string | null;
-  roster: Roster;
-  env: Record<string, unknown>;
-  call: CallRef;
-}): Channel | undefined {
+export function buildChannel(args: { server: ServerEntry; caller: Caller; headerValue: string | null; roster: Roster; env: Record<string, unknown>; call: CallRef }): Channel | undefined {
   const { server, caller, roster, env, call } = args;
   const slug = server.slug;
   if (!isGated(server)) return undefined;

@@ -3,8 +3,8 @@
 // a POSTed request with application/json. Everything else (handshakes, 2026-07-28, lists, confirmed calls
 // that must stream keepalives, progress) goes through the SDK; `npm run bench` shows why this lane exists.
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
-import { isGated } from "./channel";
 import { RpcCode } from "../contract/rpc";
+import { isGated } from "./channel";
 import { type CallParams, forwardCall, type GatewayRequest } from "./mcp";
 import { routeTool } from "./selection";
 

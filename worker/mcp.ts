@@ -1,8 +1,8 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
 import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext } from "@modelcontextprotocol/server";
-import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import type { CallRegistryNamespace } from "../contract/call-registry";
+import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
 import type { Caller } from "./auth";
 import { endCall, requestKey, watchCall } from "./calls";
@@ -28,7 +28,6 @@ export interface GatewayRequest {
   /** Writes to the caller's stream for a while, so that a caller that left is noticed (set by the app for streamed answers). */
   probeCaller?: () => void;
 }
-
 
 const LIST_PAGE_LIMIT = 20;
 /** The reason every finished call's upstream request is aborted with (it is immutable, so one serves all). */

@@ -11,9 +11,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Header names the bundle sets itself on approval requests, so a slug cannot configure them (docs/rules.md R-CONF-4). */
 export const BUNDLE_OWNED_HEADERS = ["content-type", "content-length", "transfer-encoding", "connection", "host"] as const;
 
-const headerMap = z
-  .record(z.string().regex(HEADER_NAME, "must be an HTTP header name"), z.string())
-  .describe('Header name to value; values may reference secrets as "${VAR}".');
+const headerMap = z.record(z.string().regex(HEADER_NAME, "must be an HTTP header name"), z.string()).describe('Header name to value; values may reference secrets as "${VAR}".');
 
 const prefix = z.string().superRefine((value, ctx) => {
   const problem = checkPrefix(value);
@@ -23,9 +21,7 @@ const prefix = z.string().superRefine((value, ctx) => {
 export const CallerSchema = z
   .strictObject({
     id: z.string().regex(SLUG, "must be lower-case letters, digits and single hyphens").describe("Stable name of the caller, used in logs and for per-call state."),
-    kind: z
-      .enum(["session", "admin", "console", "grant"])
-      .describe("session: an agent session; admin: holds every role; console and grant: have no session to ask, so confirmed tools refuse them."),
+    kind: z.enum(["session", "admin", "console", "grant"]).describe("session: an agent session; admin: holds every role; console and grant: have no session to ask, so confirmed tools refuse them."),
     roles: z.array(z.string().min(1)).default([]).describe("Roles matched against a server's entitlements."),
     tokenSecret: z.string().regex(ENV_NAME, "must be a Worker secret name").describe("Name of the Worker secret whose value is this caller's bearer token."),
   })
@@ -47,9 +43,7 @@ export const ServerSchema = z
     headers: headerMap.default({}).describe('Headers added to every upstream request; values may reference secrets as "${VAR}".'),
     confirmations: z.boolean().default(false).describe("Forward the caller's approval channel to this slug's guarded tools."),
     skipConfirmations: z.boolean().default(false).describe("The mailbox is the agent's own: guarded tools act without asking."),
-    confirmationHeaders: headerMap
-      .default({})
-      .describe("Headers the bundle puts on every approval request (e.g. a Cloudflare Access service token); needs confirmations: true."),
+    confirmationHeaders: headerMap.default({}).describe("Headers the bundle puts on every approval request (e.g. a Cloudflare Access service token); needs confirmations: true."),
     mayBeUnseeded: z.array(z.string().regex(ENV_NAME)).default([]).describe("Secret names that may be missing at start-up; a tool needing one refuses."),
     env: z
       .record(z.string().regex(ENV_NAME, "must be an environment variable name"), z.string())
@@ -179,12 +173,11 @@ export function parseRoster(yamlText: string): RosterResult {
   try {
     data = parseYaml(yamlText, { uniqueKeys: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split("\n")[0] ?? "invalid YAML" : "invalid YAML";
+    const message = error instanceof Error ? (error.message.split("\n")[0] ?? "invalid YAML") : "invalid YAML";
     return { ok: false, errors: [{ path: "(yaml)", message }] };
   }
   return validateRoster(data);
 }
-
 
 export type Resolved = { ok: true; value: string } | { ok: false; missing: string };
 

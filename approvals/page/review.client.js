@@ -2,7 +2,7 @@
 // Every caller-supplied value is set with textContent, never as HTML. The list refreshes itself every
 // few seconds, so new prompts appear without a reload; a card is updated in place, so a ticked box stays ticked.
 "use strict";
-(function () {
+(() => {
   var REFRESH_MS = 2000;
   var MAX_BACKOFF_MS = 30000;
   var csrf = document.querySelector('meta[name="strad-csrf"]').getAttribute("content");
@@ -17,14 +17,14 @@
   // Controls and bidi overrides could hide or reorder what a person reads: show them as code points.
   var INVISIBLE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u2069\uFEFF]/g;
   function visible(text) {
-    return String(text).replace(INVISIBLE, function (ch) {
-      return "\u27E6U+" + ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27E7";
-    });
+    return String(text).replace(INVISIBLE, (ch) => `\u27E6U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27E7`);
   }
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    Object.keys(attrs || {}).forEach((k) => {
+      node.setAttribute(k, attrs[k]);
+    });
     if (text !== undefined && text !== null) node.textContent = visible(text);
     return node;
   }
@@ -35,7 +35,7 @@
     var h = Math.floor(s / 3600);
     var m = Math.floor((s % 3600) / 60);
     var sec = String(s % 60).padStart(2, "0");
-    return (h > 0 ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + sec + " left";
+    return `${h > 0 ? `${h}:${String(m).padStart(2, "0")}` : String(m)}:${sec} left`;
   }
 
   var OUTCOME = { accept: "Accepted", decline: "Declined", expired: "Expired: it can no longer be decided. Ask the agent to send it again." };
@@ -56,9 +56,11 @@
 
     // The message as text, one element per line, so each caller-supplied value sits on its own line.
     var message = el("div", { class: "message", "data-testid": "prompt-message" });
-    String(p.message).split(/\r\n|\r|\n/).forEach(function (line) {
-      message.appendChild(el("div", { class: "line", "data-testid": "prompt-line" }, line === "" ? "\u00A0" : line));
-    });
+    String(p.message)
+      .split(/\r\n|\r|\n/)
+      .forEach((line) => {
+        message.appendChild(el("div", { class: "line", "data-testid": "prompt-line" }, line === "" ? "\u00A0" : line));
+      });
     card.appendChild(message);
 
     var dl = el("dl", { class: "details" });
@@ -92,9 +94,15 @@
     card.appendChild(error);
 
     var entry = { card: card, prompt: p, box: box, accept: accept, decline: decline, left: left, outcome: outcome, error: error, form: form, busy: false };
-    box.addEventListener("change", function () { sync(entry); });
-    accept.addEventListener("click", function () { decide(entry, "accept"); });
-    decline.addEventListener("click", function () { decide(entry, "decline"); });
+    box.addEventListener("change", () => {
+      sync(entry);
+    });
+    accept.addEventListener("click", () => {
+      decide(entry, "accept");
+    });
+    decline.addEventListener("click", () => {
+      decide(entry, "decline");
+    });
     return entry;
   }
 
@@ -109,7 +117,7 @@
     entry.accept.disabled = !open || entry.busy || !entry.box.checked;
     entry.decline.disabled = !open || entry.busy;
     var status = open ? "" : OUTCOME[p.status === "pending" ? "expired" : p.status] || p.status;
-    if (p.decidedBy && (p.status === "accept" || p.status === "decline")) status += " by " + p.decidedBy;
+    if (p.decidedBy && (p.status === "accept" || p.status === "decline")) status += ` by ${p.decidedBy}`;
     entry.outcome.textContent = visible(status);
   }
 
@@ -123,20 +131,28 @@
     entry.busy = true;
     entry.error.hidden = true;
     sync(entry);
-    fetch(base + "/prompts/" + encodeURIComponent(entry.prompt.requestId) + "/decision", {
+    fetch(`${base}/prompts/${encodeURIComponent(entry.prompt.requestId)}/decision`, {
       method: "POST",
       credentials: "same-origin",
       headers: { "content-type": "application/json", "x-csrf-token": csrf },
       body: JSON.stringify({ action: action, confirm: action === "accept" ? entry.box.checked : false }),
     })
-      .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (body) {
-          if (body.prompt) entry.prompt = body.prompt;
-          if (!response.ok) showError(entry, body.error || "The decision was not recorded (HTTP " + response.status + ").");
-        });
+      .then((response) =>
+        response
+          .json()
+          .catch(() => ({}))
+          .then((body) => {
+            if (body.prompt) entry.prompt = body.prompt;
+            if (!response.ok) showError(entry, body.error || `The decision was not recorded (HTTP ${response.status}).`);
+          }),
+      )
+      .catch(() => {
+        showError(entry, "The decision could not be sent: check the connection and try again.");
       })
-      .catch(function () { showError(entry, "The decision could not be sent: check the connection and try again."); })
-      .then(function () { entry.busy = false; sync(entry); });
+      .then(() => {
+        entry.busy = false;
+        sync(entry);
+      });
   }
 
   function order(a, b) {
@@ -148,47 +164,55 @@
 
   function render(prompts) {
     var seen = new Set();
-    prompts.slice().sort(order).forEach(function (p) {
-      seen.add(p.requestId);
-      var entry = cards.get(p.requestId);
-      if (entry === undefined) {
-        entry = build(p);
-        cards.set(p.requestId, entry);
-      } else if (!entry.busy) {
-        entry.prompt = p;
+    prompts
+      .slice()
+      .sort(order)
+      .forEach((p) => {
+        seen.add(p.requestId);
+        var entry = cards.get(p.requestId);
+        if (entry === undefined) {
+          entry = build(p);
+          cards.set(p.requestId, entry);
+        } else if (!entry.busy) {
+          entry.prompt = p;
+        }
+        list.appendChild(entry.card);
+        sync(entry);
+      });
+    cards.forEach((entry, id) => {
+      if (!seen.has(id)) {
+        entry.card.remove();
+        cards.delete(id);
       }
-      list.appendChild(entry.card);
-      sync(entry);
     });
-    cards.forEach(function (entry, id) {
-      if (!seen.has(id)) { entry.card.remove(); cards.delete(id); }
-    });
-    var pending = prompts.some(function (p) { return p.status === "pending"; });
+    var pending = prompts.some((p) => p.status === "pending");
     empty.hidden = pending;
   }
 
   function refresh() {
-    fetch(base + "/prompts", { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
-      .then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
+    fetch(`${base}/prompts`, { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
+      .then((response) => {
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
         return response.json();
       })
-      .then(function (body) {
+      .then((body) => {
         failures = 0;
         clockOffset = body.now - Date.now();
         connection.hidden = true;
         render(body.prompts);
       })
-      .catch(function () {
+      .catch(() => {
         failures += 1;
         connection.textContent = "Cannot reach the approval service; retrying.";
         connection.hidden = false;
       })
-      .then(function () {
-        setTimeout(refresh, Math.min(REFRESH_MS * Math.pow(2, failures), MAX_BACKOFF_MS));
+      .then(() => {
+        setTimeout(refresh, Math.min(REFRESH_MS * 2 ** failures, MAX_BACKOFF_MS));
       });
   }
 
-  setInterval(function () { cards.forEach(sync); }, 1000);
+  setInterval(() => {
+    cards.forEach(sync);
+  }, 1000);
   refresh();
 })();

@@ -40,17 +40,14 @@ async function summariseMeta(meta: Record<string, unknown> | undefined): Promise
 export function echoServer(mount: string): McpServer {
   const server = new McpServer({ name: `strad-echo/${mount}`, version: "0.1.0" });
 
-  server.registerTool(
-    "echo",
-    { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string().max(10_000) }), annotations: READ_ONLY },
-    async ({ text }) => ({ content: [{ type: "text", text }] }),
-  );
+  server.registerTool("echo", { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string().max(10_000) }), annotations: READ_ONLY }, async ({ text }) => ({
+    content: [{ type: "text", text }],
+  }));
 
-  server.registerTool(
-    "add",
-    { description: "Adds two numbers.", inputSchema: z.object({ a: z.number(), b: z.number() }), annotations: READ_ONLY },
-    async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }], structuredContent: { sum: a + b } }),
-  );
+  server.registerTool("add", { description: "Adds two numbers.", inputSchema: z.object({ a: z.number(), b: z.number() }), annotations: READ_ONLY }, async ({ a, b }) => ({
+    content: [{ type: "text", text: String(a + b) }],
+    structuredContent: { sum: a + b },
+  }));
 
   server.registerTool(
     "report_meta",
@@ -73,11 +70,22 @@ export function echoServer(mount: string): McpServer {
       const outcome = await new Promise<"aborted" | "elapsed">((resolve) => {
         if (scope.signal.aborted) return resolve("aborted");
         const timer = setTimeout(() => resolve("elapsed"), ms);
-        scope.signal.addEventListener("abort", () => { clearTimeout(timer); resolve("aborted"); }, { once: true });
+        scope.signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve("aborted");
+          },
+          { once: true },
+        );
       });
       const recorder = scope.env.RECORDER_URL;
       if (typeof recorder === "string") {
-        scope.waitUntil(fetch(`${recorder}/events`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "wait_for_abort", tag, outcome, at: Date.now() }) }).then((r) => r.body?.cancel()));
+        scope.waitUntil(
+          fetch(`${recorder}/events`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "wait_for_abort", tag, outcome, at: Date.now() }) }).then((r) =>
+            r.body?.cancel(),
+          ),
+        );
       }
       return { content: [{ type: "text", text: outcome }] };
     },

@@ -1,9 +1,10 @@
 // Attachments are fetched or decoded before anyone is asked, so bad input fails without a prompt and the
 // prompt lists the files that will actually go out (docs/rules.md R-PROMPT-4). A URL is one the model wrote, fetched
 // from the bundle's network position, so only URLs under an operator-listed prefix are fetched (R-URL-9).
-import { checkPrefix, checkUnderPrefix } from "../../contract/url-policy";
-import { replaceUnsafe } from "../../contract/text";
+
 import { readCappedBytes } from "../../contract/body";
+import { replaceUnsafe } from "../../contract/text";
+import { checkPrefix, checkUnderPrefix } from "../../contract/url-policy";
 import { InputError, MIME_TYPE } from "./google.mime";
 
 export const MAX_ATTACHMENTS = 10;
@@ -63,7 +64,10 @@ export function checkAttachmentUrl(raw: string, prefixes: readonly string[]): { 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export function decodeBase64(text: string): Uint8Array {
-  const compact = text.replace(/[\r\n ]/g, "").replaceAll("-", "+").replaceAll("_", "/");
+  const compact = text
+    .replace(/[\r\n ]/g, "")
+    .replaceAll("-", "+")
+    .replaceAll("_", "/");
   if (!BASE64.test(compact) || compact.length % 4 === 1) throw new InputError("an attachment's content_base64 is not valid base64");
   const padded = compact.padEnd(compact.length + ((4 - (compact.length % 4)) % 4), "=");
   let binary: string;
@@ -78,8 +82,17 @@ export function decodeBase64(text: string): Uint8Array {
 }
 
 const BY_EXTENSION: Record<string, string> = {
-  pdf: "application/pdf", txt: "text/plain", csv: "text/csv", html: "text/html", json: "application/json", png: "image/png",
-  jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", zip: "application/zip", ics: "text/calendar",
+  pdf: "application/pdf",
+  txt: "text/plain",
+  csv: "text/csv",
+  html: "text/html",
+  json: "application/json",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  zip: "application/zip",
+  ics: "text/calendar",
 };
 
 function mimeTypeOf(filename: string, declared: string | undefined, served: string | null): string {

@@ -1,9 +1,10 @@
 // The Gmail REST API over fetch: the mount's own OAuth credentials, an access token minted from its refresh
 // token and cached per mount until shortly before it expires, and JSON reads with a size cap. Errors name a
 // status or a reason, never a byte of an upstream body; no request follows a redirect with a token on it.
-import { isSecureOrLoopback } from "../../contract/url-policy";
-import { slugNamespace } from "../../contract/slug";
+
 import { readCappedText } from "../../contract/body";
+import { slugNamespace } from "../../contract/slug";
+import { isSecureOrLoopback } from "../../contract/url-policy";
 
 export const DEFAULT_API_BASE = "https://gmail.googleapis.com";
 export const DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";

@@ -13,7 +13,12 @@ export function header(part: GmailPart | undefined, name: string): string | unde
 
 export function decodeBase64Url(data: string): string {
   try {
-    const binary = atob(data.replaceAll("-", "+").replaceAll("_", "/").padEnd(data.length + ((4 - (data.length % 4)) % 4), "="));
+    const binary = atob(
+      data
+        .replaceAll("-", "+")
+        .replaceAll("_", "/")
+        .padEnd(data.length + ((4 - (data.length % 4)) % 4), "="),
+    );
     const bytes = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
     return new TextDecoder().decode(bytes);

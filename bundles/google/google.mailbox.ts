@@ -132,7 +132,9 @@ export class Mailbox {
     }
     // A reply needs its threadId beside the message: multipart upload carries both.
     const boundary = `upload-${crypto.randomUUID()}`;
-    const head = new TextEncoder().encode(`--${boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n${JSON.stringify({ threadId })}\r\n--${boundary}\r\nContent-Type: message/rfc822\r\n\r\n`);
+    const head = new TextEncoder().encode(
+      `--${boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n${JSON.stringify({ threadId })}\r\n--${boundary}\r\nContent-Type: message/rfc822\r\n\r\n`,
+    );
     const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`);
     const body = new Uint8Array(head.byteLength + raw.byteLength + tail.byteLength);
     body.set(head, 0);

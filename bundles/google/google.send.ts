@@ -1,8 +1,9 @@
 // send_email and create_draft: what the caller's arguments resolve to (recipients, subject, the reply's
 // thread, the attachments' bytes, or a saved draft read from Gmail), what the person is shown, what the
 // approval is bound to, and the send itself through the mailbox's gated send.
-import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
+
 import { z } from "zod";
+import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { Guard } from "../kit/guard";
 import type { PromptSpec, PromptValue } from "../kit/prompt";
@@ -101,7 +102,9 @@ async function replyTo(mailbox: Mailbox, messageId: string): Promise<{ reply: Re
   const prior = (header(original.payload, "References") ?? "").split(/\s+/).filter((r) => MESSAGE_ID.test(r));
   const chain = [...prior, ...(inReplyTo === undefined ? [] : [inReplyTo])].slice(-MAX_REFERENCES);
   // The original subject is upstream text: one line, no controls, before it can become a header.
-  const originalSubject = replaceUnsafe(header(original.payload, "Subject") ?? "", " ").trim().slice(0, 800);
+  const originalSubject = replaceUnsafe(header(original.payload, "Subject") ?? "", " ")
+    .trim()
+    .slice(0, 800);
   return {
     reply: { messageId, threadId: original.threadId, ...(inReplyTo === undefined ? {} : { inReplyTo }), ...(chain.length === 0 ? {} : { references: chain.join(" ") }) },
     subject: /^re:/i.test(originalSubject) ? originalSubject : `Re: ${originalSubject}`,
@@ -212,7 +215,17 @@ export function sendFingerprint(target: SendTarget): FingerprintInput {
     return {
       operation: "send_draft",
       target: d.readable
-        ? { mount: target.mount, from: target.from, draft: target.draftId, message: d.messageId, to: { set: d.to }, cc: { set: d.cc }, bcc: { set: d.bcc }, subject: d.subject, attachments: { tuple: d.attachments } }
+        ? {
+            mount: target.mount,
+            from: target.from,
+            draft: target.draftId,
+            message: d.messageId,
+            to: { set: d.to },
+            cc: { set: d.cc },
+            bcc: { set: d.bcc },
+            subject: d.subject,
+            attachments: { tuple: d.attachments },
+          }
         : { mount: target.mount, from: target.from, draft: target.draftId, unreadable: true },
     };
   }
@@ -303,7 +316,8 @@ export const sendEmailGuard: Omit<Guard<SendEmailArgs, SendTarget>, "rule"> = {
   act: async (target, write) => {
     const mailbox = Mailbox.forCurrentCall(write);
     try {
-      const sent = target.kind === "draft" ? await mailbox.sendDraft(target.draftId, sendFingerprint(target)) : await mailbox.sendMessage(composeMime(target), target.reply?.threadId, sendFingerprint(target));
+      const sent =
+        target.kind === "draft" ? await mailbox.sendDraft(target.draftId, sendFingerprint(target)) : await mailbox.sendMessage(composeMime(target), target.reply?.threadId, sendFingerprint(target));
       return text(`Sent from ${target.from}: Gmail message ${sent.id} in thread ${sent.threadId}.`);
     } catch (error) {
       if (error instanceof GmailError) return text(`Not done: ${error.message}.`, true);

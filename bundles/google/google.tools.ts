@@ -22,7 +22,11 @@ export const MAX_LIST = 25;
 const id = (what: string) => z.string().regex(GMAIL_ID).describe(`Gmail id of the ${what}.`);
 const listShape = {
   max_results: z.number().int().min(1).max(MAX_LIST).optional().describe(`How many to return (1-${MAX_LIST}, default 10).`),
-  cursor: z.string().regex(/^[A-Za-z0-9_-]{1,512}$/).optional().describe("next_cursor from a previous answer, for the next page."),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,512}$/)
+    .optional()
+    .describe("next_cursor from a previous answer, for the next page."),
 };
 
 function json(value: unknown): CallToolResult {
@@ -48,7 +52,11 @@ export function gmailServer(mount: string): McpServer {
       description: "Lists messages, newest first, with their sender, recipients, subject, date and snippet. Takes Gmail's search syntax (e.g. from:ada@example.com is:unread).",
       inputSchema: z.object({
         query: z.string().max(1_000).optional().describe("Gmail search query; all messages when absent."),
-        label_ids: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/)).max(10).optional().describe("Only messages carrying every one of these labels, e.g. INBOX, UNREAD."),
+        label_ids: z
+          .array(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/))
+          .max(10)
+          .optional()
+          .describe("Only messages carrying every one of these labels, e.g. INBOX, UNREAD."),
         ...listShape,
       }),
       annotations: READS,
@@ -56,7 +64,9 @@ export function gmailServer(mount: string): McpServer {
     async ({ query, label_ids, max_results, cursor }) =>
       reading(async (mailbox) => {
         const list = await mailbox.listMessages({ q: query, labelIds: label_ids, maxResults: max_results ?? 10, pageToken: cursor });
-        const messages = await Promise.all((list.messages ?? []).slice(0, MAX_LIST).map(async (m) => summariseMessage(await mailbox.getMessage(m.id, "metadata", ["From", "To", "Cc", "Subject", "Date"]), false)));
+        const messages = await Promise.all(
+          (list.messages ?? []).slice(0, MAX_LIST).map(async (m) => summariseMessage(await mailbox.getMessage(m.id, "metadata", ["From", "To", "Cc", "Subject", "Date"]), false)),
+        );
         return { messages, next_cursor: list.nextPageToken ?? null, result_size_estimate: list.resultSizeEstimate ?? messages.length };
       }),
   );
@@ -80,7 +90,11 @@ export function gmailServer(mount: string): McpServer {
 
   server.registerTool(
     "list_drafts",
-    { description: "Lists saved drafts with their recipients and subject.", inputSchema: z.object({ query: z.string().max(1_000).optional().describe("Gmail search query over drafts."), ...listShape }), annotations: READS },
+    {
+      description: "Lists saved drafts with their recipients and subject.",
+      inputSchema: z.object({ query: z.string().max(1_000).optional().describe("Gmail search query over drafts."), ...listShape }),
+      annotations: READS,
+    },
     async ({ query, max_results, cursor }) =>
       reading(async (mailbox) => {
         const list = await mailbox.listDrafts({ q: query, maxResults: max_results ?? 10, pageToken: cursor });

@@ -37,19 +37,11 @@ export interface ApprovalRequest {
   fetch?: FetchLike;
 }
 
-export type ApprovalError =
-  | { code: "APPROVAL_HTTP"; status: number }
-  | { code: "APPROVAL_REDIRECT"; status: number }
-  | { code: "APPROVAL_UNREACHABLE" }
-  | { code: "APPROVAL_PROTOCOL"; why: string };
+export type ApprovalError = { code: "APPROVAL_HTTP"; status: number } | { code: "APPROVAL_REDIRECT"; status: number } | { code: "APPROVAL_UNREACHABLE" } | { code: "APPROVAL_PROTOCOL"; why: string };
 
 export type NoAnswer = "decline" | "cancel" | "expired";
 
-export type ApprovalResult =
-  | { ok: true; answer: "accept"; content: Record<string, unknown> }
-  | { ok: true; answer: NoAnswer; why?: string }
-  | { ok: false; error: ApprovalError };
-
+export type ApprovalResult = { ok: true; answer: "accept"; content: Record<string, unknown> } | { ok: true; answer: NoAnswer; why?: string } | { ok: false; error: ApprovalError };
 
 export function describeApprovalError(error: ApprovalError): string {
   switch (error.code) {

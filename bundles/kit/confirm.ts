@@ -1,14 +1,14 @@
 // Asking a person for the current call: the one place that decides whether a call may ask, asks over the
 // channel the gateway forwarded, keeps the wait alive, and turns a dropped call into a cancel. The guard
 // and the capabilities seam both come through here.
-import { CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, requestApproval } from "./approval-client";
+
 import type { CallRef } from "../../contract/channel";
+import { CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, requestApproval } from "./approval-client";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "./keepalive";
 import { elicitationPosture } from "./posture";
 import { type ChannelState, currentScope } from "./scope";
 
-export const NO_CHANNEL_REASON =
-  "no approval channel reached this call, so there is no one to ask: the caller sent no X-Elicitation-Url, or this server does not declare confirmations";
+export const NO_CHANNEL_REASON = "no approval channel reached this call, so there is no one to ask: the caller sent no X-Elicitation-Url, or this server does not declare confirmations";
 
 export type Preflight = { ok: true; mode: "ask" | "skip"; slug: string } | { ok: false; reason: string };
 

@@ -18,11 +18,14 @@ export function startKeepalive(options: KeepaliveOptions): () => void {
   const { progressToken, notify, signal } = options;
   if (progressToken === undefined || signal.aborted) return () => {};
   let progress = 0;
-  const timer = setInterval(() => {
-    if (signal.aborted) return stop();
-    progress += 1;
-    notify({ method: "notifications/progress", params: { progressToken, progress, message: "waiting for a person to approve" } }).catch(() => {});
-  }, Math.max(MIN_KEEPALIVE_MS, options.intervalMs));
+  const timer = setInterval(
+    () => {
+      if (signal.aborted) return stop();
+      progress += 1;
+      notify({ method: "notifications/progress", params: { progressToken, progress, message: "waiting for a person to approve" } }).catch(() => {});
+    },
+    Math.max(MIN_KEEPALIVE_MS, options.intervalMs),
+  );
   function stop() {
     clearInterval(timer);
     signal.removeEventListener("abort", stop);

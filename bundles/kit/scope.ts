@@ -6,11 +6,7 @@ import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema } from "
 export type SkipChannel = Extract<Channel, { skip: true }>;
 
 /** What the gateway's _meta entry says about asking a person, once parsed. */
-export type ChannelState =
-  | { kind: "none" }
-  | { kind: "refused"; reason: string }
-  | { kind: "ask"; channel: AskChannel }
-  | { kind: "skip"; channel: SkipChannel };
+export type ChannelState = { kind: "none" } | { kind: "refused"; reason: string } | { kind: "ask"; channel: AskChannel } | { kind: "skip"; channel: SkipChannel };
 
 export interface ProgressNotification {
   method: "notifications/progress";

@@ -1,8 +1,8 @@
 // Shared by the approval service's tests: start the Worker alone on a free port, mint sessions, build
 // create bodies, and read the review page's CSRF token the way the browser script does.
+import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../approvals/dev-api.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { startWorkers } from "../../scripts/stack.mjs";
-import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../approvals/dev-api.mjs";
 
 export { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN };
 export const CONFIG = "approvals/wrangler.toml";
@@ -57,7 +57,11 @@ export async function newPrompt(elicitationUrl: string, overrides: Parameters<ty
   return requestIdOf(body);
 }
 
-export async function poll(elicitationUrl: string, requestId: string, headers: Record<string, string> = { ...DEV_ACCESS_HEADERS }): Promise<{ status: number; body: { action?: string; content?: unknown; _meta?: Record<string, string>; error?: string }; ms: number; response: Response }> {
+export async function poll(
+  elicitationUrl: string,
+  requestId: string,
+  headers: Record<string, string> = { ...DEV_ACCESS_HEADERS },
+): Promise<{ status: number; body: { action?: string; content?: unknown; _meta?: Record<string, string>; error?: string }; ms: number; response: Response }> {
   const started = Date.now();
   const response = await fetch(`${elicitationUrl}${requestId}`, { headers });
   const body = (await response.json()) as { action?: string; content?: unknown; _meta?: Record<string, string>; error?: string };
@@ -73,7 +77,12 @@ export async function reviewPage(reviewUrl: string, headers: Record<string, stri
   return { csrf, base, html, response };
 }
 
-export async function decide(reviewUrl: string, requestId: string, action: "accept" | "decline", options: { csrf: string; confirm?: boolean; headers?: Record<string, string> }): Promise<{ status: number; body: { error?: string; prompt?: { status: string; decidedBy: string | null } } }> {
+export async function decide(
+  reviewUrl: string,
+  requestId: string,
+  action: "accept" | "decline",
+  options: { csrf: string; confirm?: boolean; headers?: Record<string, string> },
+): Promise<{ status: number; body: { error?: string; prompt?: { status: string; decidedBy: string | null } } }> {
   const response = await fetch(`${reviewUrl}/prompts/${requestId}/decision`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-csrf-token": options.csrf, ...options.headers },

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { preferredWait } from "../../approvals/protocol.routes";
 import { readSettings } from "../../approvals/settings";
-import { csrfToken, reviewKey, sessionFromReviewKey, sessionFromToken, sessionToken, newSessionId } from "../../approvals/tokens";
+import { csrfToken, newSessionId, reviewKey, sessionFromReviewKey, sessionFromToken, sessionToken } from "../../approvals/tokens";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
-import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, requestIdOf, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
+import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, requestIdOf, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
 beforeAll(async () => {
@@ -53,7 +53,10 @@ describe("sessions", () => {
   });
 
   it("npm run session prints a fresh, working elicitation URL and review URL", async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL("../../scripts/session.mjs", import.meta.url))], { env: { ...process.env, APPROVALS_ORIGIN: svc.origin }, timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL("../../scripts/session.mjs", import.meta.url))], {
+      env: { ...process.env, APPROVALS_ORIGIN: svc.origin },
+      timeout: 30_000,
+    });
     const elicitationUrl = /^elicitationUrl: (\S+)$/m.exec(stdout)?.[1] ?? "";
     const reviewUrl = /^reviewUrl: +(\S+)$/m.exec(stdout)?.[1] ?? "";
     expect(elicitationUrl.startsWith(`${svc.origin}/api/v1/elicitations/session/`)).toBe(true);
@@ -67,13 +70,7 @@ describe("sessions", () => {
     const tokenA = a.elicitationUrl.split("/").at(-2) as string;
     const tokenB = b.elicitationUrl.split("/").at(-2) as string;
     const base = `${svc.origin}/api/v1/elicitations/session/`;
-    const forged = [
-      `${tokenA.slice(0, -1)}${tokenA.endsWith("A") ? "B" : "A"}`,
-      `${b.sessionId}.${tokenA.split(".")[1]}`,
-      a.sessionId,
-      "not-a-token",
-      `${tokenB}.extra`,
-    ];
+    const forged = [`${tokenA.slice(0, -1)}${tokenA.endsWith("A") ? "B" : "A"}`, `${b.sessionId}.${tokenA.split(".")[1]}`, a.sessionId, "not-a-token", `${tokenB}.extra`];
     for (const token of forged) {
       const response = await createPrompt(`${base}${token}/`, createBody());
       expect(response.status, token).toBe(404);
@@ -99,10 +96,18 @@ describe("create", () => {
     ["message over 4 KiB in multibyte characters", (b) => (b.message = "€".repeat(1366)), /message.*4096 bytes/],
     ["schema not an object schema", (b) => (b.requestedSchema = { type: "array", items: { type: "string" } }), /requestedSchema/],
     ["nested object property", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.to = { type: "object", properties: {} }), /requestedSchema\.properties\.to/],
-    ["property holding a nested schema", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.list = { type: "string", items: { type: "string" } }), /requestedSchema\.properties\.list/],
+    [
+      "property holding a nested schema",
+      (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.list = { type: "string", items: { type: "string" } }),
+      /requestedSchema\.properties\.list/,
+    ],
     ["no confirm property", (b) => (b.requestedSchema = { type: "object", properties: { ok: { type: "boolean" } } }), /confirm/],
     ["confirm not a boolean", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.confirm = { type: "string" }), /confirm/],
-    ["required field the page cannot answer", (b) => Object.assign(b.requestedSchema as object, { properties: { confirm: { type: "boolean" }, note: { type: "string" } }, required: ["confirm", "note"] }), /required.*note/],
+    [
+      "required field the page cannot answer",
+      (b) => Object.assign(b.requestedSchema as object, { properties: { confirm: { type: "boolean" }, note: { type: "string" } }, required: ["confirm", "note"] }),
+      /required.*note/,
+    ],
     ["no _meta", (b) => delete b._meta, /_meta/],
     ["no request id", (b) => delete (b._meta as Record<string, unknown>)["com.pulsemcp/request-id"], /request-id/],
     ["request id with a slash", (b) => ((b._meta as Record<string, unknown>)["com.pulsemcp/request-id"] = "a/b"), /request-id/],
@@ -199,7 +204,11 @@ describe("poll", () => {
     const { elicitationUrl, sessionId } = await mint(svc.origin);
     const id = await newPrompt(elicitationUrl);
     const started = Date.now();
-    const held = fetch(`${elicitationUrl}${id}`, { headers: { ...DEV_ACCESS_HEADERS, prefer: "wait=20" } }).then(async (r) => ({ at: Date.now(), status: r.status, body: (await r.json()) as { action: string; content: unknown } }));
+    const held = fetch(`${elicitationUrl}${id}`, { headers: { ...DEV_ACCESS_HEADERS, prefer: "wait=20" } }).then(async (r) => ({
+      at: Date.now(),
+      status: r.status,
+      body: (await r.json()) as { action: string; content: unknown },
+    }));
     await sleep(1000);
     const decidedAt = Date.now();
     expect((await decideAsOperator(sessionId, id, "accept")).status).toBe(200);
@@ -264,7 +273,11 @@ describe("a session token cannot answer", () => {
     const id = await newPrompt(elicitationUrl);
     const token = elicitationUrl.split("/").at(-2) as string;
     expect((await fetch(`${svc.origin}/review/${token}`)).status).toBe(404);
-    const post = await fetch(`${svc.origin}/review/${token}/prompts/${id}/decision`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ action: "accept", confirm: true }) });
+    const post = await fetch(`${svc.origin}/review/${token}/prompts/${id}/decision`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ action: "accept", confirm: true }),
+    });
     expect(post.status).toBe(404);
     expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
   });
@@ -274,7 +287,11 @@ describe("the emulated Access edge", () => {
   it("answers 401 to a create or poll without the service token", async () => {
     const { elicitationUrl } = await mint(svc.origin);
     const id = await newPrompt(elicitationUrl);
-    const missing: Record<string, string>[] = [{}, { "CF-Access-Client-Id": DEV_ACCESS_HEADERS["CF-Access-Client-Id"] }, { ...DEV_ACCESS_HEADERS, "CF-Access-Client-Secret": "wrong-secret-0123456789abcdef0123" }];
+    const missing: Record<string, string>[] = [
+      {},
+      { "CF-Access-Client-Id": DEV_ACCESS_HEADERS["CF-Access-Client-Id"] },
+      { ...DEV_ACCESS_HEADERS, "CF-Access-Client-Secret": "wrong-secret-0123456789abcdef0123" },
+    ];
     for (const headers of missing) {
       expect((await createPrompt(elicitationUrl, createBody(), headers)).status).toBe(401);
       const polled = await poll(elicitationUrl, id, headers);

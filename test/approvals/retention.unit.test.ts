@@ -1,7 +1,7 @@
 // Covers storage lifetime: a decided or expired prompt is deleted a retention period later (the session's alarm), and an empty session after it.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { decidePrompt, listPrompts } from "../../approvals/dev-api.mjs";
-import { DEV_OPERATOR_TOKEN, mint, newPrompt, poll, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
+import { DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 const RETENTION_S = 2;
 let svc: Running;
@@ -33,13 +33,30 @@ it("deletes decided and expired prompts after the retention period, then the emp
 
   // Both are still there right after the decision and the expiry: retention starts then.
   await sleep(1100);
-  expect((await listPrompts(sessionId, options)).map((p) => [p.requestId, p.status]).sort()).toEqual([[decided, "accept"], [expiring, "expired"]].sort());
+  expect((await listPrompts(sessionId, options)).map((p) => [p.requestId, p.status]).sort()).toEqual(
+    [
+      [decided, "accept"],
+      [expiring, "expired"],
+    ].sort(),
+  );
 
-  const left = await until(() => listPrompts(sessionId, options).catch(() => "gone" as const), (v) => v === "gone" || v.length === 0, 20_000);
+  const left = await until(
+    () => listPrompts(sessionId, options).catch(() => "gone" as const),
+    (v) => v === "gone" || v.length === 0,
+    20_000,
+  );
   expect(left === "gone" || left.length === 0).toBe(true);
   expect(Date.now() - started).toBeGreaterThanOrEqual(RETENTION_S * 1000 - 200);
 
-  const gone = await until(() => listPrompts(sessionId, options).then(() => 200, (e: { status?: number }) => e.status ?? 0), (s) => s === 404, 20_000);
+  const gone = await until(
+    () =>
+      listPrompts(sessionId, options).then(
+        () => 200,
+        (e: { status?: number }) => e.status ?? 0,
+      ),
+    (s) => s === 404,
+    20_000,
+  );
   expect(gone).toBe(404);
   expect((await poll(elicitationUrl, decided)).status).toBe(404);
 }, 60_000);

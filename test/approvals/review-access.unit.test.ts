@@ -40,7 +40,16 @@ const personPayload = (email: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 /** A service token's application token: the same page's service-token payload (common_name = the client id, sub ""). */
-const servicePayload = (extra: Record<string, unknown> = {}) => ({ type: "app", aud: [AUD], exp: now() + 600, iss: TEAM, common_name: "e367826f93b8d71185e03fe518aff3b4.access", iat: now(), sub: "", ...extra });
+const servicePayload = (extra: Record<string, unknown> = {}) => ({
+  type: "app",
+  aud: [AUD],
+  exp: now() + 600,
+  iss: TEAM,
+  common_name: "e367826f93b8d71185e03fe518aff3b4.access",
+  iat: now(),
+  sub: "",
+  ...extra,
+});
 const person = (email: string, extra: Record<string, unknown> = {}) => jwt(personPayload(email, extra));
 const service = (extra: Record<string, unknown> = {}) => jwt(servicePayload(extra));
 const as = (assertion: string) => ({ "cf-access-jwt-assertion": assertion });
@@ -106,7 +115,7 @@ describe("a person signed in through Access", () => {
 });
 
 describe("both kinds of application token say type app", () => {
-  it("issue 13 #5: a person's type-app token decides a prompt; a service token (common_name, sub \"\") creates and polls but never decides", async () => {
+  it('issue 13 #5: a person\'s type-app token decides a prompt; a service token (common_name, sub "") creates and polls but never decides', async () => {
     const { elicitationUrl, reviewUrl, sessionId } = await mint(svc.origin);
     const machine = as(service());
     const first = createBody();
@@ -169,10 +178,14 @@ describe("nobody else answers", () => {
     ["an unknown kid", "unknown_kid", () => jwt(personPayload("ann@example.com"), { kid: "nobody" })],
     ["alg HS256", "unsupported_alg", () => jwt(personPayload("ann@example.com"), { alg: "HS256" })],
     ["alg none", "unsupported_alg", () => `${b64url(JSON.stringify({ alg: "none", kid: KID }))}.${b64url(JSON.stringify(personPayload("ann@example.com")))}.`],
-    ["a payload changed after signing", "bad_signature", () => {
-      const [h, , s] = person("ann@example.com").split(".");
-      return `${h}.${b64url(JSON.stringify(personPayload("mallory@example.com")))}.${s}`;
-    }],
+    [
+      "a payload changed after signing",
+      "bad_signature",
+      () => {
+        const [h, , s] = person("ann@example.com").split(".");
+        return `${h}.${b64url(JSON.stringify(personPayload("mallory@example.com")))}.${s}`;
+      },
+    ],
     ["a person token without an email", "no_identity", () => person("")],
     ["a person token with an empty sub", "no_identity", () => person("ann@example.com", { sub: "" })],
     ["a person token without a sub", "no_identity", () => person("ann@example.com", { sub: undefined })],

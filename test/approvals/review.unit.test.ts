@@ -2,7 +2,7 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
-import { decide, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, reviewPage, sleep, START_TIMEOUT_MS, startApprovals, type Running } from "./helpers";
+import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
 beforeAll(async () => {
@@ -69,7 +69,14 @@ describe("the page", () => {
     expect(body.devMode).toBe(true);
     expect(Math.abs(body.now - Date.now())).toBeLessThan(5000);
     expect(body.prompts).toHaveLength(1);
-    expect(body.prompts[0]).toMatchObject({ requestId: id, message, status: "pending", toolName: "send_email", callerSessionId: "agent-session-7", confirm: { title: "Send this email", description: "Tick to send" } });
+    expect(body.prompts[0]).toMatchObject({
+      requestId: id,
+      message,
+      status: "pending",
+      toolName: "send_email",
+      callerSessionId: "agent-session-7",
+      confirm: { title: "Send this email", description: "Tick to send" },
+    });
     expect(body.prompts[0]?.expiresAt).toBeGreaterThan(body.now);
   });
 });
@@ -85,7 +92,11 @@ describe("deciding", () => {
     expect((await decide(reviewUrl, id, "accept", { csrf: otherCsrf })).status).toBe(403);
     expect((await decide(reviewUrl, id, "accept", { csrf, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(403);
     expect((await decide(reviewUrl, id, "accept", { csrf, headers: { origin: "https://evil.example.com" } })).status).toBe(403);
-    const form = await fetch(`${reviewUrl}/prompts/${id}/decision`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "x-csrf-token": csrf }, body: "action=accept&confirm=true" });
+    const form = await fetch(`${reviewUrl}/prompts/${id}/decision`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-csrf-token": csrf },
+      body: "action=accept&confirm=true",
+    });
     expect(form.status).toBe(415);
     expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
   });

@@ -3,7 +3,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { describe, expect, it } from "vitest";
 import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession } from "../../approvals/dev-api.mjs";
 import { type Plan, useScriptedApprover } from "../bundles/kit/helpers/hostile-server";
-import { GATEWAY, TOKENS, bearer, callsEnded, mcpUrl, nothingMore, rawPost, recorder, registryStats, textOf, waitFor } from "./helpers";
+import { bearer, callsEnded, GATEWAY, mcpUrl, nothingMore, rawPost, recorder, registryStats, TOKENS, textOf, waitFor } from "./helpers";
 
 const APPROVALS = "http://127.0.0.1:8788";
 const legacy = { "mcp-protocol-version": "2025-11-25" };
@@ -35,7 +35,12 @@ function reportOf(text: string): MetaReport {
 
 /** The body of an SSE or JSON answer. */
 function dataOf(text: string): string {
-  return text.startsWith("event:") || text.startsWith("data:") ? (text.split("\n").find((l) => l.startsWith("data:"))?.slice(5) ?? "") : text;
+  return text.startsWith("event:") || text.startsWith("data:")
+    ? (text
+        .split("\n")
+        .find((l) => l.startsWith("data:"))
+        ?.slice(5) ?? "")
+    : text;
 }
 
 /** A 2026-07-28 client whose requests can be rewritten on the wire (duplicate keys, __proto__, headers). */
@@ -245,7 +250,11 @@ describe("approval answers that must not act", () => {
   ])("an approval service answering %s never lets demo_write act", async (_label, body) => {
     const note = unique("odd-accept");
     const url = scripted.route(unique("odd"), { poll: () => ({ body }) });
-    const r = await rawPost({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "demo_write", arguments: { note } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-confirmed");
+    const r = await rawPost(
+      { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "demo_write", arguments: { note } } },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
+      "echo-confirmed",
+    );
     expect(dataOf(r.text)).toContain("Not done");
     await nothingMore();
     expect(await demoWrites(note)).toEqual([]);
@@ -257,7 +266,11 @@ describe("approval answers that must not act", () => {
     const route = unique("late");
     const url = scripted.route(route, { poll: () => ({ ...ACCEPT, delayMs: 5_000 }) });
     const started = Date.now();
-    const r = await rawPost({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "demo_write", arguments: { note } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-brief");
+    const r = await rawPost(
+      { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "demo_write", arguments: { note } } },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
+      "echo-brief",
+    );
     expect(Date.now() - started).toBeLessThan(7_000);
     expect(dataOf(r.text)).toMatch(/Not done|timed out/);
     // Until every poll's accept has either gone out or been left by the bundle, it could still arrive.
@@ -270,7 +283,11 @@ describe("approval answers that must not act", () => {
     const note = unique("hang");
     const url = scripted.route(unique("hang"), { create: () => ({ hang: true }) });
     const started = Date.now();
-    const r = await rawPost({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "demo_write", arguments: { note } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-brief");
+    const r = await rawPost(
+      { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "demo_write", arguments: { note } } },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
+      "echo-brief",
+    );
     expect(Date.now() - started).toBeLessThan(7_000);
     expect(dataOf(r.text)).toMatch(/Not done|timed out/);
     expect(await demoWrites(note)).toEqual([]);
@@ -280,7 +297,11 @@ describe("approval answers that must not act", () => {
     const marker = `leakmark${Date.now()}`;
     const route = unique("leak");
     const url = scripted.route(route, { create: () => ({ status: 500, body: `${marker} ${DEV_ACCESS_HEADERS["CF-Access-Client-Secret"]}` }) });
-    const r = await rawPost({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "demo_write", arguments: { note: "x" } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-confirmed");
+    const r = await rawPost(
+      { jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "demo_write", arguments: { note: "x" } } },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
+      "echo-confirmed",
+    );
     expect(r.text).toContain("HTTP 500");
     expect(r.text).not.toContain(marker);
     expect(r.text).not.toContain(route);
@@ -348,7 +369,10 @@ describe("the approval service: a session token can create and poll, never answe
     // Every route bare, and every header game on the two routes an answer would most plausibly take.
     const tries: [string, string, Record<string, string>][] = [
       ...targets.map(([m, u]): [string, string, Record<string, string>] => [m, u, {}]),
-      ...games.flatMap((g) => [["POST", `${session.elicitationUrl}${requestId}`, g] as [string, string, Record<string, string>], ["POST", `${session.elicitationUrl}${requestId}/decision`, g] as [string, string, Record<string, string>]]),
+      ...games.flatMap((g) => [
+        ["POST", `${session.elicitationUrl}${requestId}`, g] as [string, string, Record<string, string>],
+        ["POST", `${session.elicitationUrl}${requestId}/decision`, g] as [string, string, Record<string, string>],
+      ]),
     ];
     for (const [method, url, game] of tries) {
       const response = await fetch(url, { method, headers: { "content-type": "application/json", ...access, ...game }, body: method === "GET" ? undefined : accept, redirect: "manual" });

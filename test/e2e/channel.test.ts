@@ -1,7 +1,7 @@
 // The approval channel and per-call state: which slugs get which _meta, every refusal reason, teardown of
 // a confirmed call (caller drop, cancel, deadline), single claim, progress relay, Durable Object cost.
 import { describe, expect, it } from "vitest";
-import { DEV_VARS, TOKENS, bearer, callsEnded, connectLegacy, connectModern, mcpUrl, quiet, rawPost, recorder, registryStats as readStats, sha256, textOf, waitFor } from "./helpers";
+import { bearer, callsEnded, connectLegacy, connectModern, DEV_VARS, mcpUrl, quiet, rawPost, registryStats as readStats, recorder, sha256, TOKENS, textOf, waitFor } from "./helpers";
 
 const APPROVAL_URL = "http://127.0.0.1:8790/scripted/channel-test/";
 const legacy = { "mcp-protocol-version": "2025-11-25" };
@@ -94,10 +94,24 @@ describe("which slugs receive the channel", () => {
 describe("refusals reach the bundle with a reason a person can act on", () => {
   const cases: [string, string, Record<string, string> | Headers, RegExp][] = [
     ["no header", "echo-confirmed", bearer(TOKENS.session), /no X-Elicitation-Url header, so there is no one to ask/],
-    ["a URL outside the allowlist", "echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": "https://approvals.example.com/api/v1/elicitations/session/abc/" }, /not under any of gateway\.elicitation\.allowedUrlPrefixes/],
+    [
+      "a URL outside the allowlist",
+      "echo-confirmed",
+      { ...bearer(TOKENS.session), "x-elicitation-url": "https://approvals.example.com/api/v1/elicitations/session/abc/" },
+      /not under any of gateway\.elicitation\.allowedUrlPrefixes/,
+    ],
     ["the prefix's sibling path", "echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": "http://127.0.0.1:8790/scripted-evil/x" }, /not under any/],
     ["a traversal out of the prefix", "echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": "http://127.0.0.1:8790/scripted/../admin/" }, /not under any/],
-    ["a repeated header", "echo-confirmed", new Headers([["authorization", `Bearer ${TOKENS.session}`], ["x-elicitation-url", APPROVAL_URL], ["x-elicitation-url", APPROVAL_URL]]), /more than one value/],
+    [
+      "a repeated header",
+      "echo-confirmed",
+      new Headers([
+        ["authorization", `Bearer ${TOKENS.session}`],
+        ["x-elicitation-url", APPROVAL_URL],
+        ["x-elicitation-url", APPROVAL_URL],
+      ]),
+      /more than one value/,
+    ],
     ["a console caller", "echo-confirmed", { ...bearer(TOKENS.console), "x-elicitation-url": APPROVAL_URL }, /console caller and has no session to ask/],
     ["a grant caller", "echo-confirmed", { ...bearer(TOKENS.grant), "x-elicitation-url": APPROVAL_URL }, /grant caller and has no session to ask/],
     ["an unseeded confirmationHeaders ref", "echo-unseeded", { ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL }, /UNSEEDED_ACCESS_ID, which is not seeded/],
@@ -105,7 +119,13 @@ describe("refusals reach the bundle with a reason a person can act on", () => {
   ];
 
   it.each(cases)("refuses %s", async (_label, slug, headers, reason) => {
-    const plain = headers instanceof Headers ? Object.fromEntries([["authorization", headers.get("authorization") as string], ["x-elicitation-url", headers.get("x-elicitation-url") as string]]) : headers;
+    const plain =
+      headers instanceof Headers
+        ? Object.fromEntries([
+            ["authorization", headers.get("authorization") as string],
+            ["x-elicitation-url", headers.get("x-elicitation-url") as string],
+          ])
+        : headers;
     const report = await reportMeta(slug, plain);
     expect(report.channel?.refused).toMatch(reason);
     expect(report.channel?.urlSha256).toBeNull();
@@ -153,7 +173,9 @@ describe("a confirmed call is torn down with its caller", () => {
       // Each caller drops 150 ms after its call is registered (the gateway is forwarding it), so the bundle is
       // inside its wait when the caller leaves.
       await callsEnded("dev-session");
-      const started = await Promise.all(Array.from({ length: 5 }, async (_, i) => ({ tag: `drop-${run}-${batch}-${i}`, ...(await startWait(`drop-${run}-${batch}-${i}`, TOKENS.session, `drop-${batch}-${i}`)) })));
+      const started = await Promise.all(
+        Array.from({ length: 5 }, async (_, i) => ({ tag: `drop-${run}-${batch}-${i}`, ...(await startWait(`drop-${run}-${batch}-${i}`, TOKENS.session, `drop-${batch}-${i}`)) })),
+      );
       await liveCalls(5);
       await new Promise((r) => setTimeout(r, 150));
       const drops = started.map(({ tag, controller }) => {
@@ -201,7 +223,11 @@ describe("a confirmed call is torn down with its caller", () => {
     // Another caller's cancel for the same id touches nothing.
     const stranger = await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "not yours" } }, { ...legacy, ...bearer(TOKENS.session2) }, "echo-confirmed");
     expect(stranger.status).toBe(202);
-    const cancelled = await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "changed my mind" } }, { ...legacy, ...bearer(TOKENS.session) }, "echo-confirmed");
+    const cancelled = await rawPost(
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "changed my mind" } },
+      { ...legacy, ...bearer(TOKENS.session) },
+      "echo-confirmed",
+    );
     expect(cancelled.status).toBe(202);
     // session2's own cancel hit its own call: mine is aborted by my cancel.
     expect((await eventFor(`cancel-mine-${run}`)).outcome).toBe("aborted");
@@ -244,7 +270,11 @@ describe("a confirmed call is torn down with its caller", () => {
     const first = await startWait(`dup-${Date.now()}`, TOKENS.session, "dup-id");
     // The first call is registered before the second is sent.
     await liveCalls(1);
-    const second = await rawPost({ jsonrpc: "2.0", id: "dup-id", method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL }, "echo-confirmed");
+    const second = await rawPost(
+      { jsonrpc: "2.0", id: "dup-id", method: "tools/call", params: { name: "echo", arguments: { text: "x" } } },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL },
+      "echo-confirmed",
+    );
     expect(second.text).toContain("already in flight");
     first.controller.abort();
   });
@@ -292,7 +322,11 @@ describe("progress", () => {
   });
 
   it("drops the bundle's progress when the caller sent no token", async () => {
-    const r = await rawPost({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "progress_demo", arguments: { steps: 2, ms: 20 } } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL }, "echo-confirmed");
+    const r = await rawPost(
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "progress_demo", arguments: { steps: 2, ms: 20 } } },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL },
+      "echo-confirmed",
+    );
     expect(r.text).toContain("done after 2 steps");
     expect(r.text).not.toContain("notifications/progress");
     expect(r.text).not.toContain("strad-");
@@ -317,12 +351,16 @@ describe("Durable Object cost", () => {
       // Earlier calls' `end` requests are sent after their answers: count from when none is live and no
       // request has landed between two looks.
       let last = -1;
-      const before = await waitFor(async () => {
-        const { served, live } = await registryStats("dev-session");
-        const steady = live === 0 && served === last;
-        last = served;
-        return steady ? served : undefined;
-      }, 10_000, 300);
+      const before = await waitFor(
+        async () => {
+          const { served, live } = await registryStats("dev-session");
+          const steady = live === 0 && served === last;
+          last = served;
+          return steady ? served : undefined;
+        },
+        10_000,
+        300,
+      );
       await client.callTool("claim_race", { n: 1 });
       // watch + claim + end; end is sent after the answer: once the call is no longer live it has landed, and
       // anything more would land within the quiet time.

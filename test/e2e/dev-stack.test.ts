@@ -3,7 +3,7 @@
 // `npm run dev` stays on `wrangler dev` because it rebuilds a Worker on every edit, so this one test keeps it honest.
 import { type ChildProcess, spawn } from "node:child_process";
 import { expect, it } from "vitest";
-import { ROOT, TOKENS, bearer, connectLegacy, waitFor } from "./helpers";
+import { bearer, connectLegacy, ROOT, TOKENS, waitFor } from "./helpers";
 
 /** Resolves when `child` has exited, or after `ms` (false). */
 function exited(child: ChildProcess, ms: number): Promise<boolean> {
@@ -34,11 +34,15 @@ it("npm run dev brings the whole stack up, answers initialize and tools/list thr
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const group = child.pid as number;
   try {
-    const up = await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
-      const m = /strad is up: gateway (http:\/\/127\.0\.0\.1:\d+)\/mcp {2}approvals (http:\/\/127\.0\.0\.1:\d+)\/ {2}fakes (http:\/\/127\.0\.0\.1:\d+)\//.exec(output);
-      return m === null ? undefined : { gateway: m[1] as string, approvals: m[2] as string, fakes: m[3] as string };
-    }, 150_000, 250);
+    const up = await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
+        const m = /strad is up: gateway (http:\/\/127\.0\.0\.1:\d+)\/mcp {2}approvals (http:\/\/127\.0\.0\.1:\d+)\/ {2}fakes (http:\/\/127\.0\.0\.1:\d+)\//.exec(output);
+        return m === null ? undefined : { gateway: m[1] as string, approvals: m[2] as string, fakes: m[3] as string };
+      },
+      150_000,
+      250,
+    );
     // Off the suite's ports, so the two stacks never answer for each other.
     for (const url of Object.values(up)) expect(url).not.toMatch(/:878[789]$/);
 

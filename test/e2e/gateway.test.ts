@@ -1,7 +1,7 @@
 // The gateway's spine, end to end: both client generations, callers and entitlements, bad input, forwarding.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DEV_VARS, GATEWAY, STACK_LOG, TOKENS, bearer, connectLegacy, connectModern, mcpUrl, rawPost, recorder, requestLogLines, sha256, textOf, waitFor } from "./helpers";
+import { bearer, connectLegacy, connectModern, DEV_VARS, GATEWAY, mcpUrl, rawPost, recorder, requestLogLines, STACK_LOG, sha256, TOKENS, textOf, waitFor } from "./helpers";
 
 const legacyHeaders = { "mcp-protocol-version": "2025-11-25" };
 
@@ -86,7 +86,11 @@ describe("callers", () => {
   });
 
   it("refuses a prefixed tool name whose slug is not among the selected servers", async () => {
-    const r = await rawPost({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo-confirmed__echo", arguments: {} } }, { ...legacyHeaders, ...bearer(TOKENS.session) }, "echo,remote-demo");
+    const r = await rawPost(
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo-confirmed__echo", arguments: {} } },
+      { ...legacyHeaders, ...bearer(TOKENS.session) },
+      "echo,remote-demo",
+    );
     expect(r.json).toMatchObject({ id: 5, error: { code: -32602, message: 'unknown tool "echo-confirmed__echo"' } });
   });
 });
@@ -117,7 +121,12 @@ describe("bad input", () => {
           controller.close();
         },
       });
-      const response = await fetch(mcpUrl("echo"), { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...auth }, body: stream, duplex: "half" } as RequestInit);
+      const response = await fetch(mcpUrl("echo"), {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...auth },
+        body: stream,
+        duplex: "half",
+      } as RequestInit);
       return { status: response.status, text: await response.text() };
     };
     const small = await chunked(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "in pieces" } } }), 5);
@@ -210,7 +219,11 @@ describe("logs", () => {
     const client = await connectLegacy("echo", bearer(TOKENS.session));
     await client.callTool("echo", { text: marker });
     await client.close();
-    const line = await waitFor(async () => requestLogLines().find((l) => l.caller === "dev-session" && l.method === "tools/call" && l.tool === "echo" && JSON.stringify(l.slugs) === '["echo"]'), 5_000, 250);
+    const line = await waitFor(
+      async () => requestLogLines().find((l) => l.caller === "dev-session" && l.method === "tools/call" && l.tool === "echo" && JSON.stringify(l.slugs) === '["echo"]'),
+      5_000,
+      250,
+    );
     expect(line).toMatchObject({ slugs: ["echo"], outcome: "ok", status: 200, durationMs: expect.any(Number) });
     // Arguments are not logged.
     expect(readFileSync(STACK_LOG, "utf8")).not.toContain(marker);

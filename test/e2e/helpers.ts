@@ -1,11 +1,12 @@
 // Shared pieces of the e2e suite: the running stack's addresses, the dev callers' tokens, the two official
 // MCP client generations connected through the gateway, and what a test waits for instead of sleeping (the
 // call registry's live calls, the stack log catching up).
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 export const GATEWAY = "http://127.0.0.1:8787";
@@ -36,7 +37,11 @@ export function mcpUrl(servers?: string, gateway = GATEWAY): URL {
 }
 
 export interface Connected {
-  callTool(name: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (p: unknown) => void; timeout?: number }): Promise<{ content?: unknown; isError?: boolean; structuredContent?: unknown }>;
+  callTool(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { signal?: AbortSignal; onprogress?: (p: unknown) => void; timeout?: number },
+  ): Promise<{ content?: unknown; isError?: boolean; structuredContent?: unknown }>;
   listTools(): Promise<{ tools: { name: string; annotations?: Record<string, unknown> }[] }>;
   close(): Promise<void>;
   revision: string | undefined;
@@ -64,7 +69,7 @@ export async function connectModern(servers: string | undefined, headers: Record
     callTool: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, { signal: o.signal, onprogress: o.onprogress, timeout: o.timeout ?? 30_000 }) as never,
     listTools: () => client.listTools() as never,
     close: () => client.close(),
-    revision: client.getNegotiatedProtocolVersion?.() ,
+    revision: client.getNegotiatedProtocolVersion?.(),
   };
 }
 
@@ -79,7 +84,13 @@ export async function rawPost(body: string | object, headers: Record<string, str
   });
   const text = await response.text();
   let json: unknown;
-  const data = text.startsWith("event:") || text.startsWith("data:") ? text.split("\n").find((l) => l.startsWith("data:"))?.slice(5) : text;
+  const data =
+    text.startsWith("event:") || text.startsWith("data:")
+      ? text
+          .split("\n")
+          .find((l) => l.startsWith("data:"))
+          ?.slice(5)
+      : text;
   try {
     json = data === undefined || data === "" ? undefined : JSON.parse(data);
   } catch {
@@ -172,7 +183,11 @@ export function requestLogLines(): Record<string, unknown>[] {
  */
 export async function logsCaughtUp(): Promise<void> {
   const since = Date.now();
-  const r = await rawPost({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "log barrier" } } }, { "mcp-protocol-version": "2025-11-25", ...bearer(TOKENS.session) }, "echo");
+  const r = await rawPost(
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "log barrier" } } },
+    { "mcp-protocol-version": "2025-11-25", ...bearer(TOKENS.session) },
+    "echo",
+  );
   if (r.status !== 200) throw new Error(`the log barrier's call answered HTTP ${r.status}`);
   await waitFor(async () => (requestLogLines().some((l) => l.caller === "dev-session" && l.tool === "echo" && Date.parse(String(l.at)) >= since) ? true : undefined), 10_000, 100);
 }

@@ -150,7 +150,12 @@ describe("a yes racing a caller's drop", () => {
       `dropped with the yes before the drop: ${dropped.length - yesAfterDrop.length}, of which wrote once in the residual window: ${residual.length}`,
       `answered before the drop: ${completed.length}, each wrote once: ${completed.every((r) => r.writes.length === 1)}`,
       `controls accepted and wrote once: ${controls.filter((r) => r.gotResult && r.writes.length === 1).length}/${controls.length}`,
-      `offsets (yes - drop) of the races:\n${histogram(races.filter((r) => !r.control).map((r) => r.offset), -1000, 2000, 250)}`,
+      `offsets (yes - drop) of the races:\n${histogram(
+        races.filter((r) => !r.control).map((r) => r.offset),
+        -1000,
+        2000,
+        250,
+      )}`,
       `drop-to-write of residual writes (ms): ${residual.map((r) => Math.round((r.writes[0] as number) - (r.droppedAt as number))).join(", ") || "none"}`,
     ].join("\n");
     console.log(summary);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
-import { FAKES, ROOT, TOKENS, bearer, connectLegacy, connectModern, nothingMore, recorder, textOf } from "./helpers";
+import { bearer, connectLegacy, connectModern, FAKES, nothingMore, ROOT, recorder, TOKENS, textOf } from "./helpers";
 
 const SHOTS = join(ROOT, "test-output", "screenshots");
 let browser: Browser;
@@ -46,7 +46,7 @@ describe("the review page", () => {
     const card = page.getByTestId("prompt").first();
     await card.waitFor({ timeout: 15_000 });
     // The caller's value is shown as text on its own line, under the slug's heading.
-    await expect.poll(async () => (await card.getByTestId("prompt-message").innerText())).toContain(note);
+    await expect.poll(async () => await card.getByTestId("prompt-message").innerText()).toContain(note);
     expect(await card.getByTestId("prompt-message").innerText()).toContain("echo-confirmed");
     await page.screenshot({ path: join(SHOTS, "review-pending.png"), fullPage: true });
     expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);

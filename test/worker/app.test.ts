@@ -39,11 +39,14 @@ const SLOW = binding((request) => new Promise((_resolve, reject) => request.sign
 /** A mount that fails with a body that must never reach a caller. */
 const BROKEN = binding(async () => new Response("broken-secret-body", { status: 502 }));
 /** The call registry must not be touched by anything here. */
-const CALLS = new Proxy({}, {
-  get() {
-    throw new Error("the call registry was touched");
+const CALLS = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error("the call registry was touched");
+    },
   },
-});
+);
 
 function env(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { TOKEN_ALICE: TOKEN, KEYED_KEY: "keyed-value-0123", ECHO, SLOW, BROKEN, CALLS, ...extra };
@@ -74,7 +77,12 @@ function modern(servers: string, method: string, params: Record<string, unknown>
 /** The JSON-RPC message of an answer, whether it came as JSON or as an event stream. */
 async function messageOf(response: Response): Promise<Record<string, unknown>> {
   const text = await response.text();
-  const data = text.startsWith("{") ? text : text.split("\n").find((l) => l.startsWith("data:"))?.slice(5);
+  const data = text.startsWith("{")
+    ? text
+    : text
+        .split("\n")
+        .find((l) => l.startsWith("data:"))
+        ?.slice(5);
   return JSON.parse(data ?? "null") as Record<string, unknown>;
 }
 
@@ -108,7 +116,11 @@ describe("the gateway app", () => {
     const gateway = createGateway(ROSTER);
     const off = await serve(gateway, new Request("https://gateway.test/_dev/calls/alice"), env());
     expect(off.status).toBe(404);
-    const on = await serve(gateway, new Request("https://gateway.test/_dev/calls/alice"), env({ STRAD_DEV_ROUTES: "1", CALLS: { idFromName: (n: string) => n, get: () => ({ stats: async () => ({ served: 3, live: 0 }) }) } }));
+    const on = await serve(
+      gateway,
+      new Request("https://gateway.test/_dev/calls/alice"),
+      env({ STRAD_DEV_ROUTES: "1", CALLS: { idFromName: (n: string) => n, get: () => ({ stats: async () => ({ served: 3, live: 0 }) }) } }),
+    );
     expect(on.status).toBe(200);
     expect(await on.json()).toEqual({ served: 3, live: 0 });
   });

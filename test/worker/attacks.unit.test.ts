@@ -1,8 +1,8 @@
 // Adversarial regressions without the stack: roster, routing, channel parsing, URL allowlist and the kit's approval client under attack.
 import { describe, expect, it } from "vitest";
 import { requestApproval } from "../../bundles/kit/approval-client";
-import { CHANNEL_META_KEY } from "../../contract/channel";
 import { callStateFor, readChannel } from "../../bundles/kit/scope";
+import { CHANNEL_META_KEY } from "../../contract/channel";
 import type { Caller } from "../../worker/auth";
 import { requestKey } from "../../worker/calls";
 import { buildChannel, isGated } from "../../worker/channel";
@@ -103,7 +103,9 @@ describe("the channel a bundle reads is exactly the gateway's", () => {
   });
 
   it("ignores a channel that sits in the arguments or under a __proto__ key of _meta", () => {
-    const params = JSON.parse(`{"name":"demo_write","arguments":{"_meta":{"${CHANNEL_META_KEY}":${JSON.stringify(ok)}}},"_meta":{"__proto__":{"${CHANNEL_META_KEY}":{"slug":"x","skip":true}}}}`) as Record<string, unknown>;
+    const params = JSON.parse(
+      `{"name":"demo_write","arguments":{"_meta":{"${CHANNEL_META_KEY}":${JSON.stringify(ok)}}},"_meta":{"__proto__":{"${CHANNEL_META_KEY}":{"slug":"x","skip":true}}}}`,
+    ) as Record<string, unknown>;
     expect(callStateFor(1, params).channel.kind).toBe("none");
   });
 
@@ -210,13 +212,31 @@ describe("the kit's approval client under a hostile channel", () => {
     ["confirm under __proto__", JSON.parse('{"__proto__":{"confirm":true}}') as unknown],
   ])("does not act on an accept with %s", async (_label, content) => {
     const fake = scripted({ create: () => json({ requestId: "abc" }, 201), poll: () => json({ action: "accept", content }) });
-    const result = await requestApproval({ url: `${PREFIX}c/`, headers: {}, message: "m", toolName: "t", deadline: Date.now() + 5_000, signal: new AbortController().signal, pollIntervalMs: 20, fetch: fake.fetch });
+    const result = await requestApproval({
+      url: `${PREFIX}c/`,
+      headers: {},
+      message: "m",
+      toolName: "t",
+      deadline: Date.now() + 5_000,
+      signal: new AbortController().signal,
+      pollIntervalMs: 20,
+      fetch: fake.fetch,
+    });
     expect(result).toMatchObject({ ok: true, answer: "decline" });
   });
 
   it.each(["..", ".", "../admin", "a/b", "a?b", "a#b", "%2e%2e", "a\\b", ""])("refuses a create answer naming request id %j and polls nowhere", async (requestId) => {
     const fake = scripted({ create: () => json({ requestId }, 201), poll: () => json({ action: "accept", content: { confirm: true } }) });
-    const result = await requestApproval({ url: `${PREFIX}r/`, headers: {}, message: "m", toolName: "t", deadline: Date.now() + 5_000, signal: new AbortController().signal, pollIntervalMs: 20, fetch: fake.fetch });
+    const result = await requestApproval({
+      url: `${PREFIX}r/`,
+      headers: {},
+      message: "m",
+      toolName: "t",
+      deadline: Date.now() + 5_000,
+      signal: new AbortController().signal,
+      pollIntervalMs: 20,
+      fetch: fake.fetch,
+    });
     expect(result.ok).toBe(false);
     expect(fake.seen.filter((s) => s.method === "GET")).toEqual([]);
   });

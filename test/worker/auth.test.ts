@@ -47,7 +47,18 @@ describe("CallerTable", () => {
   });
 
   it("refuses a missing header, another scheme, an empty token, spaces and an unseeded caller's short secret", () => {
-    for (const header of [null, `Basic ${ALICE}`, `XBearer ${ALICE}`, `Token Bearer ${ALICE}`, "Bearer", "Bearer ", `Bearer  ${ALICE}`, `Bearer ${ALICE} `, "Bearer too-short", `Bearer ${"a".repeat(4097)}`]) {
+    for (const header of [
+      null,
+      `Basic ${ALICE}`,
+      `XBearer ${ALICE}`,
+      `Token Bearer ${ALICE}`,
+      "Bearer",
+      "Bearer ",
+      `Bearer  ${ALICE}`,
+      `Bearer ${ALICE} `,
+      "Bearer too-short",
+      `Bearer ${"a".repeat(4097)}`,
+    ]) {
       expect(table.authenticate(header), String(header).slice(0, 20)).toBeUndefined();
     }
   });

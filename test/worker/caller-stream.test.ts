@@ -59,7 +59,7 @@ describe("probedStream", () => {
     const src = source();
     const p = probedStream(5);
     const out = drain(src.stream.pipeThrough(p.transform));
-    src.push("event: message\ndata: {\"par");
+    src.push('event: message\ndata: {"par');
     p.probe(40);
     await sleep(30);
     src.push('t":2}\n\n');

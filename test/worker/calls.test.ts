@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { CallRegistryNamespace } from "../../contract/call-registry";
 import { requestKey, watchCall } from "../../worker/calls";
-import { AbortReason, type UpstreamError } from "../../worker/upstream";
+import type { AbortReason, UpstreamError } from "../../worker/upstream";
 
 /** A registry whose watch answers `status` and then says each word, as the Durable Object's stream does. */
 function registry(status: number, words: string[]) {

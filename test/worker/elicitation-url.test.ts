@@ -50,7 +50,12 @@ const cases: Case[] = [
   { name: "plain http to 127.0.0.1 passes under a loopback prefix", raw: `${LOCAL}${TOKEN}`, prefixes: [LOCAL], expect: { ok: `${LOCAL}${TOKEN}` } },
   { name: "127.1 is normalised to 127.0.0.1 and passes", raw: `http://127.1:8788/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { ok: `${LOCAL}${TOKEN}` } },
   { name: "0x7f.0.0.1 is normalised to 127.0.0.1 and passes", raw: `http://0x7f.0.0.1:8788/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { ok: `${LOCAL}${TOKEN}` } },
-  { name: "a decimal 2130706433 host is normalised to 127.0.0.1 and passes", raw: `http://2130706433:8788/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { ok: `${LOCAL}${TOKEN}` } },
+  {
+    name: "a decimal 2130706433 host is normalised to 127.0.0.1 and passes",
+    raw: `http://2130706433:8788/api/v1/elicitations/session/${TOKEN}`,
+    prefixes: [LOCAL],
+    expect: { ok: `${LOCAL}${TOKEN}` },
+  },
   { name: "plain http to [::1] passes under an IPv6 loopback prefix", raw: `${LOCAL6}${TOKEN}`, prefixes: [LOCAL6], expect: { ok: `${LOCAL6}${TOKEN}` } },
   { name: "a long-form IPv6 loopback is normalised to [::1] and passes", raw: `http://[0:0:0:0:0:0:0:1]:8788/approvals/${TOKEN}`, prefixes: [LOCAL6], expect: { ok: `${LOCAL6}${TOKEN}` } },
   { name: "plain http to localhost passes under a localhost prefix", raw: `${LOCALHOST}${TOKEN}`, prefixes: [LOCALHOST], expect: { ok: `${LOCALHOST}${TOKEN}` } },
@@ -89,14 +94,26 @@ const cases: Case[] = [
   { name: "a fragment is refused", raw: `${ZIMMER}${TOKEN}#frag`, expect: { code: "ELICITATION_URL_MALFORMED", why: /fragment/ } },
   { name: "an empty fragment is refused", raw: `${ZIMMER}${TOKEN}#`, expect: { code: "ELICITATION_URL_MALFORMED", why: /fragment/ } },
   // The parser reads "\" as "/" in an https URL, so a raw backslash could hide a host or a path change.
-  { name: "a raw backslash in the authority is refused", raw: `https://evil.example\\zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /backslash/ } },
+  {
+    name: "a raw backslash in the authority is refused",
+    raw: `https://evil.example\\zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`,
+    expect: { code: "ELICITATION_URL_MALFORMED", why: /backslash/ },
+  },
   { name: "a raw backslash in the path is refused", raw: `${ZIMMER}${TOKEN}\\..\\..\\admin`, expect: { code: "ELICITATION_URL_MALFORMED", why: /backslash/ } },
   { name: "user@ is refused", raw: `https://user@zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ } },
   { name: "user:pw@ is refused", raw: `https://user:pw@zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ } },
   { name: "a bare @ is refused", raw: `https://@zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ } },
-  { name: "an allowed host written as userinfo before another host is refused", raw: `https://zimmer.tadasant.com@evil.example/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ } },
+  {
+    name: "an allowed host written as userinfo before another host is refused",
+    raw: `https://zimmer.tadasant.com@evil.example/api/v1/elicitations/session/${TOKEN}`,
+    expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ },
+  },
   // The parser skips the missing or extra slashes after https:, so the "@" is still userinfo to it.
-  { name: "a bare @ with no slashes after the scheme is refused", raw: `https:@zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ } },
+  {
+    name: "a bare @ with no slashes after the scheme is refused",
+    raw: `https:@zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`,
+    expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ },
+  },
   { name: "a bare @ after three slashes is refused", raw: `https:///@zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /userinfo/ } },
   { name: "a relative path is refused", raw: `/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_MALFORMED", why: /not an absolute URL/ } },
   { name: "a value that is no URL at all is refused", raw: "not-a-url", expect: { code: "ELICITATION_URL_MALFORMED", why: /not an absolute URL/ } },
@@ -108,9 +125,19 @@ const cases: Case[] = [
   { name: "a data: URL is refused", raw: "data:text/html;base64", expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /only https/ } },
   { name: "an ftp: URL is refused", raw: `ftp://zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /only https/ } },
   { name: "plain http to a non-loopback host is refused", raw: `http://zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /loopback/ } },
-  { name: "plain http to a private address is refused", raw: `http://10.0.0.1/api/v1/elicitations/session/${TOKEN}`, prefixes: ["https://10.0.0.1/api/"], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /loopback/ } },
+  {
+    name: "plain http to a private address is refused",
+    raw: `http://10.0.0.1/api/v1/elicitations/session/${TOKEN}`,
+    prefixes: ["https://10.0.0.1/api/"],
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /loopback/ },
+  },
   // Only 127.0.0.0/8, [::1] and localhost count as loopback; an IPv4-mapped address is refused over http.
-  { name: "plain http to an IPv4-mapped [::ffff:127.0.0.1] is refused", raw: `http://[::ffff:127.0.0.1]:8788/approvals/${TOKEN}`, prefixes: [LOCAL6], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /loopback/ } },
+  {
+    name: "plain http to an IPv4-mapped [::ffff:127.0.0.1] is refused",
+    raw: `http://[::ffff:127.0.0.1]:8788/approvals/${TOKEN}`,
+    prefixes: [LOCAL6],
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /loopback/ },
+  },
   { name: "plain http to 0.0.0.0 is refused", raw: `http://0.0.0.0:8788/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: /loopback/ } },
 
   // Refused: traversal out of the prefix, resolved by the parser or refused when it stays encoded.
@@ -135,16 +162,44 @@ const cases: Case[] = [
   { name: "a sibling path /sessionx is refused", raw: `https://zimmer.tadasant.com/api/v1/elicitations/sessionx${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
   { name: "a path differing only in case is refused", raw: `https://zimmer.tadasant.com/API/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
   { name: "another host is refused", raw: `https://evil.example/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
-  { name: "a host that merely starts with the allowed one is refused", raw: `https://zimmer.tadasant.com.evil.example/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
+  {
+    name: "a host that merely starts with the allowed one is refused",
+    raw: `https://zimmer.tadasant.com.evil.example/api/v1/elicitations/session/${TOKEN}`,
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER },
+  },
   { name: "a subdomain of the allowed host is refused", raw: `https://a.zimmer.tadasant.com/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
   // The parser keeps a trailing dot, and strad does not equate "host." with "host".
   { name: "a trailing dot on the host is refused", raw: `https://zimmer.tadasant.com./api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
-  { name: "an explicit :8443 differs from the default port and is refused", raw: `https://zimmer.tadasant.com:8443/api/v1/elicitations/session/${TOKEN}`, expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
-  { name: "the default port differs from a prefix's explicit :8443 and is refused", raw: `https://approvals.example.com/s/${TOKEN}`, prefixes: [ALT_PORT], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
-  { name: "https to a loopback host under an http prefix is refused (scheme differs)", raw: `https://127.0.0.1:8788/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
+  {
+    name: "an explicit :8443 differs from the default port and is refused",
+    raw: `https://zimmer.tadasant.com:8443/api/v1/elicitations/session/${TOKEN}`,
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER },
+  },
+  {
+    name: "the default port differs from a prefix's explicit :8443 and is refused",
+    raw: `https://approvals.example.com/s/${TOKEN}`,
+    prefixes: [ALT_PORT],
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER },
+  },
+  {
+    name: "https to a loopback host under an http prefix is refused (scheme differs)",
+    raw: `https://127.0.0.1:8788/api/v1/elicitations/session/${TOKEN}`,
+    prefixes: [LOCAL],
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER },
+  },
   { name: "another loopback port is refused", raw: `http://127.0.0.1:8789/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
-  { name: "another loopback address is refused", raw: `http://127.0.0.2:8788/api/v1/elicitations/session/${TOKEN}`, prefixes: [LOCAL], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
-  { name: "with several prefixes, a URL under none of them is refused", raw: `https://evil.example/s/${TOKEN}`, prefixes: [ZIMMER, LOCAL, ALT_PORT], expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER } },
+  {
+    name: "another loopback address is refused",
+    raw: `http://127.0.0.2:8788/api/v1/elicitations/session/${TOKEN}`,
+    prefixes: [LOCAL],
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER },
+  },
+  {
+    name: "with several prefixes, a URL under none of them is refused",
+    raw: `https://evil.example/s/${TOKEN}`,
+    prefixes: [ZIMMER, LOCAL, ALT_PORT],
+    expect: { code: "ELICITATION_URL_NOT_ALLOWED", why: NOT_UNDER },
+  },
 
   // Empty allowlist: every confirmed tool refuses.
   { name: "an empty allowlist refuses a well-formed https URL", raw: `${ZIMMER}${TOKEN}`, prefixes: [], expect: { code: "ELICITATION_ALLOWLIST_EMPTY" } },
@@ -207,15 +262,7 @@ describe("describeUrlError", () => {
 });
 
 describe("checkPrefix", () => {
-  it.each([
-    ZIMMER,
-    LOCAL,
-    LOCAL6,
-    LOCALHOST,
-    ALT_PORT,
-    "http://127.10.20.30/x/",
-    "https://host.example/",
-  ])("accepts %s", (prefix) => {
+  it.each([ZIMMER, LOCAL, LOCAL6, LOCALHOST, ALT_PORT, "http://127.10.20.30/x/", "https://host.example/"])("accepts %s", (prefix) => {
     expect(checkPrefix(prefix)).toBeUndefined();
   });
 
@@ -246,10 +293,7 @@ describe("isLoopbackHost", () => {
     expect(isLoopbackHost(host)).toBe(true);
   });
 
-  it.each(["128.0.0.1", "10.0.0.1", "0.0.0.0", "localhost.evil.example", "127.0.0.1.evil.example", "evil127.0.0.1", "[::ffff:7f00:1]", "[::2]", "::1", ""])(
-    "%s is not loopback",
-    (host) => {
-      expect(isLoopbackHost(host)).toBe(false);
-    },
-  );
+  it.each(["128.0.0.1", "10.0.0.1", "0.0.0.0", "localhost.evil.example", "127.0.0.1.evil.example", "evil127.0.0.1", "[::ffff:7f00:1]", "[::2]", "::1", ""])("%s is not loopback", (host) => {
+    expect(isLoopbackHost(host)).toBe(false);
+  });
 });

@@ -2,8 +2,8 @@
 // request still open ends with it, so a bundle never keeps working (or waiting for a yes) for a call that is over.
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Caller } from "../../worker/auth";
 import { RpcCode } from "../../contract/rpc";
+import type { Caller } from "../../worker/auth";
 import { forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
 import { selectServers } from "../../worker/selection";

@@ -49,10 +49,20 @@ const SERVERS = [undefined, "echo", "echo-confirmed", "echo,echo-confirmed", "no
 const json = fc.jsonValue({ maxDepth: 3 });
 const params = fc.oneof(
   json,
-  fc.record({ name: fc.constantFrom(...TOOLS), arguments: fc.oneof(json, fc.dictionary(fc.string(), json)), _meta: fc.oneof(json, fc.constant({ progressToken: 1 }), fc.constant({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} })) }, { requiredKeys: [] }),
+  fc.record(
+    {
+      name: fc.constantFrom(...TOOLS),
+      arguments: fc.oneof(json, fc.dictionary(fc.string(), json)),
+      _meta: fc.oneof(json, fc.constant({ progressToken: 1 }), fc.constant({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} })),
+    },
+    { requiredKeys: [] },
+  ),
   fc.record({ requestId: fc.oneof(fc.integer(), fc.string(), json) }, { requiredKeys: [] }),
 );
-const message = fc.record({ jsonrpc: fc.constantFrom("2.0", "1.0", undefined), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), json), method: fc.oneof(fc.constantFrom(...METHODS), fc.string()), params }, { requiredKeys: [] });
+const message = fc.record(
+  { jsonrpc: fc.constantFrom("2.0", "1.0", undefined), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), json), method: fc.oneof(fc.constantFrom(...METHODS), fc.string()), params },
+  { requiredKeys: [] },
+);
 const body = fc.oneof(
   message.map((m) => JSON.stringify(m)),
   fc.array(message, { maxLength: 3 }).map((m) => JSON.stringify(m)),
@@ -64,7 +74,12 @@ const body = fc.oneof(
 function mostly<T>(valid: T, ...others: T[]): fc.Arbitrary<T> {
   return fc.oneof({ arbitrary: fc.constant(valid), weight: 6 }, { arbitrary: fc.constantFrom(valid, ...others), weight: 2 });
 }
-const validCall = fc.record({ jsonrpc: fc.constant("2.0"), id: fc.oneof(fc.integer(), fc.string({ maxLength: 8 })), method: fc.constantFrom("tools/call", "tools/list", "ping", "initialize"), params: fc.record({ name: fc.constantFrom("echo", "echo", "demo_write", "nope"), arguments: fc.record({ text: fc.string({ maxLength: 20 }) }) }) });
+const validCall = fc.record({
+  jsonrpc: fc.constant("2.0"),
+  id: fc.oneof(fc.integer(), fc.string({ maxLength: 8 })),
+  method: fc.constantFrom("tools/call", "tools/list", "ping", "initialize"),
+  params: fc.record({ name: fc.constantFrom("echo", "echo", "demo_write", "nope"), arguments: fc.record({ text: fc.string({ maxLength: 20 }) }) }),
+});
 const request = fc.record({
   body: fc.oneof({ arbitrary: validCall.map((m) => JSON.stringify(m)), weight: 3 }, { arbitrary: body, weight: 2 }),
   version: mostly<string | undefined>("2025-11-25", ...VERSIONS),

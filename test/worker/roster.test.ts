@@ -2,17 +2,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  BUNDLE_OWNED_HEADERS,
-  checkSeeded,
-  parseRoster,
-  type Roster,
-  type RosterError,
-  resolveHeaderMap,
-  resolveRefs,
-  validateRoster,
-} from "../../worker/roster";
 import { slugNamespace } from "../../contract/slug";
+import { BUNDLE_OWNED_HEADERS, checkSeeded, parseRoster, type Roster, type RosterError, resolveHeaderMap, resolveRefs, validateRoster } from "../../worker/roster";
 
 type Json = Record<string, unknown>;
 

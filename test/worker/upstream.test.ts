@@ -108,7 +108,14 @@ describe("callUpstream", () => {
     const { sent } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: {} }), {
       headers: { "content-type": "text/plain", accept: "text/html", "mcp-protocol-version": "2025-03-26", "mcp-method": "tools/list", "x-configured": "yes" },
     });
-    expect(sent.init.headers).toMatchObject({ "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "x-configured": "yes" });
+    expect(sent.init.headers).toMatchObject({
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "echo",
+      "x-configured": "yes",
+    });
   });
 
   it("refuses a JSON answer that declares more than the cap without reading it", async () => {

@@ -110,7 +110,9 @@ describe("endpoints", () => {
 describe("the read tools", () => {
   it("search_messages lists matches newest first with their headers, by query, by label and page by page", async () => {
     const lunch = json((await read("search_messages", { query: "lunch" })).answer.text);
-    expect(lunch.messages).toEqual([expect.objectContaining({ id: "msg-person-3", from: "Dave Example <dave@example.com>", subject: "Lunch on Friday?", snippet: "Are you free for lunch on Friday? Menu attached." })]);
+    expect(lunch.messages).toEqual([
+      expect.objectContaining({ id: "msg-person-3", from: "Dave Example <dave@example.com>", subject: "Lunch on Friday?", snippet: "Are you free for lunch on Friday? Menu attached." }),
+    ]);
     const unread = json((await read("search_messages", { label_ids: ["UNREAD"] })).answer.text);
     expect((unread.messages as { id: string }[]).map((m) => m.id)).toEqual(["msg-person-2"]);
     const first = json((await read("search_messages", { max_results: 2 })).answer.text);
@@ -122,7 +124,12 @@ describe("the read tools", () => {
 
   it("get_message answers headers, decoded body and attachment names; get_thread the conversation in order", async () => {
     const message = json((await read("get_message", { message_id: "msg-person-3" })).answer.text);
-    expect(message).toMatchObject({ id: "msg-person-3", subject: "Lunch on Friday?", text: "Are you free for lunch on Friday? Menu attached.", attachments: [{ filename: "menu.pdf", mimeType: "application/pdf" }] });
+    expect(message).toMatchObject({
+      id: "msg-person-3",
+      subject: "Lunch on Friday?",
+      text: "Are you free for lunch on Friday? Menu attached.",
+      attachments: [{ filename: "menu.pdf", mimeType: "application/pdf" }],
+    });
     const thread = json((await read("get_thread", { thread_id: "thread-person-1" })).answer.text);
     expect((thread.messages as { subject: string }[]).map((m) => m.subject)).toEqual(["Quarterly numbers", "Re: Quarterly numbers"]);
   });

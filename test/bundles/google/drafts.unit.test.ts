@@ -20,7 +20,9 @@ describe("send_email with from_draft_id", () => {
       "  Subject: Proposal for the spring project",
       "  Attachment: proposal.pdf",
     ]);
-    expect(h.fake.store.outbox).toEqual([expect.objectContaining({ via: "draft", account: PERSON.email, to: ["erin@example.com"], cc: ["frank@example.com"], bcc: ["audit@example.com"], subject: "Proposal for the spring project" })]);
+    expect(h.fake.store.outbox).toEqual([
+      expect.objectContaining({ via: "draft", account: PERSON.email, to: ["erin@example.com"], cc: ["frank@example.com"], bcc: ["audit@example.com"], subject: "Proposal for the spring project" }),
+    ]);
     expect(h.fake.store.outbox[0]?.attachments.map((a) => a.filename)).toEqual(["proposal.pdf"]);
     expect(h.fake.store.accounts.get(PERSON.email)?.drafts.has("draft-person-1")).toBe(false);
   });
@@ -64,7 +66,11 @@ describe("send_email with from_draft_id", () => {
 
 describe("create_draft", () => {
   it("saves a draft without asking anyone, in the mount's own mailbox, which send_email can then send as shown", async () => {
-    const created = await h.call({ tool: "create_draft", channel: "none", args: { to: ["ada@example.com"], bcc: ["bob@example.com"], subject: "Saved for later", text: "body", attachments: [{ filename: "plan.txt", content_base64: btoa("plan") }] } });
+    const created = await h.call({
+      tool: "create_draft",
+      channel: "none",
+      args: { to: ["ada@example.com"], bcc: ["bob@example.com"], subject: "Saved for later", text: "body", attachments: [{ filename: "plan.txt", content_base64: btoa("plan") }] },
+    });
     expect(created.answer.text).toMatch(/^Draft r\w+ created in person@example\.com \(message \w+\)\. Nothing was sent; /);
     expect(created.prompts).toEqual([]);
     expect(h.fake.store.outbox).toEqual([]);

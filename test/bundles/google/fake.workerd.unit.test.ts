@@ -20,13 +20,29 @@ afterAll(async () => {
 describe("the Gmail fake in the fakes Worker", { timeout: 60_000 }, () => {
   it("mints a token, serves the profile, takes an inline and an uploaded send, and shows both in its outbox until reset", async () => {
     await fetch(`${origin}/gmail/_fake/reset`, { method: "POST" });
-    const client = new GmailClient(PERSON.mount, { clientId: PERSON.clientId, clientSecret: PERSON.secret, refreshToken: PERSON.refresh }, { apiBase: `${origin}/gmail`, tokenUrl: `${origin}/gmail/token` });
+    const client = new GmailClient(
+      PERSON.mount,
+      { clientId: PERSON.clientId, clientSecret: PERSON.secret, refreshToken: PERSON.refresh },
+      { apiBase: `${origin}/gmail`, tokenUrl: `${origin}/gmail/token` },
+    );
     const signal = new AbortController().signal;
     expect(await client.get("/gmail/v1/users/me/profile", {}, signal)).toMatchObject({ emailAddress: PERSON.email });
     const token = await client.accessToken(signal);
-    const raw = buildMime({ from: PERSON.email, to: [{ email: "ada@example.com" }], cc: [], bcc: [{ email: "bob@example.com" }], subject: "from workerd", text: "hi", attachments: [{ filename: "a.txt", mimeType: "text/plain", bytes: new TextEncoder().encode("a") }] });
+    const raw = buildMime({
+      from: PERSON.email,
+      to: [{ email: "ada@example.com" }],
+      cc: [],
+      bcc: [{ email: "bob@example.com" }],
+      subject: "from workerd",
+      text: "hi",
+      attachments: [{ filename: "a.txt", mimeType: "text/plain", bytes: new TextEncoder().encode("a") }],
+    });
     const headers = { authorization: `Bearer ${token}` };
-    const inline = await fetch(`${origin}/gmail/gmail/v1/users/me/messages/send`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ raw: base64UrlEncode(raw) }) });
+    const inline = await fetch(`${origin}/gmail/gmail/v1/users/me/messages/send`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ raw: base64UrlEncode(raw) }),
+    });
     expect(inline.status).toBe(200);
     const media = await fetch(`${origin}/gmail/upload/gmail/v1/users/me/messages/send?uploadType=media`, { method: "POST", headers: { ...headers, "content-type": "message/rfc822" }, body: raw });
     expect(media.status).toBe(200);

@@ -1,11 +1,11 @@
 // The send path's guarantees against the Gmail fake: the gate on the send and upload URLs, the mailbox's refusals, dropped calls, late approvals, second deliveries, the waived mailbox beside a person's, and a bundle without the gateway.
 import { describe, expect, it } from "vitest";
 import { Mailbox, UPLOAD_THRESHOLD_BYTES } from "../../../bundles/google/google.mailbox";
-import { composeMime, sendFingerprint, type ComposeTarget } from "../../../bundles/google/google.send";
-import { CHANNEL_META_KEY } from "../../../contract/channel";
+import { type ComposeTarget, composeMime, sendFingerprint } from "../../../bundles/google/google.send";
 import { fingerprint } from "../../../bundles/kit/fingerprint";
 import { type GatedWrite, gatedWrite } from "../../../bundles/kit/gate";
 import { callStateFor, runInScope } from "../../../bundles/kit/scope";
+import { CHANNEL_META_KEY } from "../../../contract/channel";
 import { fileBytes } from "../../fakes/gmail/gmail.fake";
 import { askChannel } from "../kit/helpers/bundle";
 import type { Plan } from "../kit/helpers/hostile-server";
@@ -42,7 +42,10 @@ describe("the size of a message decides its URL, and the gate covers both", { ti
     expect(reply.answer.isError, reply.answer.text).toBe(false);
     expect(inlineSends()).toEqual([]);
     expect(uploads().map((r) => r.query.uploadType)).toEqual(["media", "multipart"]);
-    expect(h.fake.store.outbox.map((m) => [m.via, m.rawBytes > UPLOAD_THRESHOLD_BYTES])).toEqual([["upload-media", true], ["upload-multipart", true]]);
+    expect(h.fake.store.outbox.map((m) => [m.via, m.rawBytes > UPLOAD_THRESHOLD_BYTES])).toEqual([
+      ["upload-media", true],
+      ["upload-multipart", true],
+    ]);
     expect(h.fake.store.outbox[1]?.threadId).toBe("thread-person-1");
     expect(h.fake.store.outbox[0]?.attachments[0]?.size).toBe(4_000_000);
   });
@@ -83,7 +86,14 @@ describe("a caller that leaves", () => {
 
   it("gets nothing sent when the approval is read just as the caller leaves", async () => {
     const drop = new AbortController();
-    const { answer } = await h.call({ args: { to: ["ada@example.com"], text: "t" }, signal: drop.signal, poll: () => (drop.abort(), { ...ACCEPT, delayMs: 20 }) });
+    const { answer } = await h.call({
+      args: { to: ["ada@example.com"], text: "t" },
+      signal: drop.signal,
+      poll: () => {
+        drop.abort();
+        return { ...ACCEPT, delayMs: 20 };
+      },
+    });
     expect(answer.ok).toBe(false);
     await settle(300);
     expect(h.fake.store.outbox).toEqual([]);
@@ -165,7 +175,18 @@ describe("the bundle without the gateway", () => {
 });
 
 describe("the mailbox handed to the tools", { timeout: 60_000 }, () => {
-  const target = (): ComposeTarget => ({ kind: "compose", mount: PERSON.mount, from: PERSON.email, to: [{ email: "ada@example.com" }], cc: [], bcc: [], subject: "direct", text: "t", bodySha256: "x", attachments: [] });
+  const target = (): ComposeTarget => ({
+    kind: "compose",
+    mount: PERSON.mount,
+    from: PERSON.email,
+    to: [{ email: "ada@example.com" }],
+    cc: [],
+    bcc: [],
+    subject: "direct",
+    text: "t",
+    bodySha256: "x",
+    attachments: [],
+  });
   const big = (): ComposeTarget => ({ ...target(), attachments: [{ filename: "big.bin", mimeType: "application/octet-stream", bytes: fileBytes(UPLOAD_THRESHOLD_BYTES), sha256: "y" }] });
 
   /** Runs `fn` as the tool would, in a call whose channel names a registry record; `approve` sets what the guard would. */

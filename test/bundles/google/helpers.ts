@@ -7,12 +7,24 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, vi } from "vitest";
 import google from "../../../bundles/google/google.app";
 import { forgetTokens } from "../../../bundles/google/google.client";
 import { createGmailFake } from "../../fakes/gmail/gmail.fake";
+import type { GmailStore } from "../../fakes/gmail/store";
 import { askChannel, type BundleAnswer, callBundle, fakeCalls } from "../kit/helpers/bundle";
 import { type Handler, HostileServer, type Plan } from "../kit/helpers/hostile-server";
-import type { GmailStore } from "../../fakes/gmail/store";
 
-export const PERSON = { mount: "gmail-rw-external", email: "person@example.com", clientId: "dev-gmail-client-person", secret: "dev-gmail-secret-person-0123456789abcdef0123456789abcdef", refresh: "dev-gmail-refresh-person-0123456789abcdef0123456789abcdef" };
-export const AGENT = { mount: "gmail-agent", email: "agent@example.com", clientId: "dev-gmail-client-agent", secret: "dev-gmail-secret-agent-0123456789abcdef0123456789abcdef", refresh: "dev-gmail-refresh-agent-0123456789abcdef0123456789abcdef" };
+export const PERSON = {
+  mount: "gmail-rw-external",
+  email: "person@example.com",
+  clientId: "dev-gmail-client-person",
+  secret: "dev-gmail-secret-person-0123456789abcdef0123456789abcdef",
+  refresh: "dev-gmail-refresh-person-0123456789abcdef0123456789abcdef",
+};
+export const AGENT = {
+  mount: "gmail-agent",
+  email: "agent@example.com",
+  clientId: "dev-gmail-client-agent",
+  secret: "dev-gmail-secret-agent-0123456789abcdef0123456789abcdef",
+  refresh: "dev-gmail-refresh-agent-0123456789abcdef0123456789abcdef",
+};
 
 function headersOf(raw: IncomingHttpHeaders): Headers {
   const headers = new Headers();
@@ -30,7 +42,11 @@ export async function serveFetch(handler: (request: Request) => Response | Promi
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const method = req.method ?? "GET";
-    const request = new Request(`http://${req.headers.host ?? "127.0.0.1"}${req.url ?? "/"}`, { method, headers: headersOf(req.headers), body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks) });
+    const request = new Request(`http://${req.headers.host ?? "127.0.0.1"}${req.url ?? "/"}`, {
+      method,
+      headers: headersOf(req.headers),
+      body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks),
+    });
     const response = await handler(request);
     const body = Buffer.from(await response.arrayBuffer());
     const headers: Record<string, string> = {};
@@ -187,9 +203,18 @@ export function harness(): Harness {
     if (c.live !== false) h.calls.live("dev-session", key);
     const ref = callRef(key);
     const channel =
-      c.channel === "none" ? undefined : c.channel === "skip" ? { slug: mount, skip: true, ttlMs: 10_000, call: ref } : c.channel === undefined || c.channel === "ask" ? askChannel(url, { slug: mount, call: ref }) : c.channel;
+      c.channel === "none"
+        ? undefined
+        : c.channel === "skip"
+          ? { slug: mount, skip: true, ttlMs: 10_000, call: ref }
+          : c.channel === undefined || c.channel === "ask"
+            ? askChannel(url, { slug: mount, call: ref })
+            : c.channel;
     const answer = await callBundle(google, { mount, name: c.tool ?? "send_email", args: c.args, channel, env: { ...h.env(), ...c.env }, signal: c.signal });
-    const prompts = h.approver.requestsTo(route).filter((r) => r.method === "POST").map((r) => promptOf(r.body));
+    const prompts = h.approver
+      .requestsTo(route)
+      .filter((r) => r.method === "POST")
+      .map((r) => promptOf(r.body));
     return { answer, route, prompts, key };
   };
   return h;

@@ -63,7 +63,11 @@ describe("the composed message", () => {
     walk(parsed, (p) => {
       if (p.parts.length === 0) leaves.push(p);
     });
-    expect(leaves.map((p) => [p.mimeType, p.filename])).toEqual([["text/plain", ""], ["text/html", ""], ["application/pdf", "résumé 東京.pdf"]]);
+    expect(leaves.map((p) => [p.mimeType, p.filename])).toEqual([
+      ["text/plain", ""],
+      ["text/html", ""],
+      ["application/pdf", "résumé 東京.pdf"],
+    ]);
     expect(new TextDecoder().decode(leaves[0]?.body)).toBe("plain ✓");
     expect([...(leaves[2]?.body ?? [])]).toEqual([0, 1, 2, 250, 255]);
   });
@@ -73,7 +77,10 @@ describe("the composed message", () => {
     const raw = buildMime({ ...input, attachments: [attachment, quoted] });
     const email = await PostalMime.parse(raw);
     expect(email.from).toEqual({ name: "", address: "person@example.com" });
-    expect(email.to).toEqual([{ name: "Lovelace, Ada", address: "ada@example.com" }, { name: "", address: "bob@example.com" }]);
+    expect(email.to).toEqual([
+      { name: "Lovelace, Ada", address: "ada@example.com" },
+      { name: "", address: "bob@example.com" },
+    ]);
     expect(email.cc).toEqual([{ name: "Zoë", address: "zoe@example.com" }]);
     expect(email.bcc).toEqual([{ name: "", address: "audit@example.com" }]);
     expect(email.subject).toBe(input.subject);
@@ -126,11 +133,7 @@ describe("attachment filenames", () => {
 
 describe("the attachment URL rule", () => {
   const prefixes = ["https://files.example.com/shared/", "http://127.0.0.1:8789/gmail/_fake/files/"];
-  it.each([
-    "https://files.example.com/shared/a.pdf",
-    "https://files.example.com/shared/deep/a.pdf?v=2",
-    "http://127.0.0.1:8789/gmail/_fake/files/a.bin",
-  ])("fetches %s", (url) => {
+  it.each(["https://files.example.com/shared/a.pdf", "https://files.example.com/shared/deep/a.pdf?v=2", "http://127.0.0.1:8789/gmail/_fake/files/a.bin"])("fetches %s", (url) => {
     expect(checkAttachmentUrl(url, prefixes)).toMatchObject({ ok: true });
   });
 
@@ -157,10 +160,11 @@ describe("the attachment URL rule", () => {
 
   it("fetches nothing when no prefix is configured, and drops prefixes that are not safe", () => {
     expect(checkAttachmentUrl("https://files.example.com/shared/a.pdf", [])).toMatchObject({ ok: false, why: expect.stringMatching(/GMAIL_ATTACHMENT_URL_PREFIXES is empty/) });
-    expect(attachmentUrlPrefixes({ GMAIL_ATTACHMENT_URL_PREFIXES: "https://ok.example.com/a/, http://public.example.com/b/ https://no-slash.example.com/c https://ok.example.com/?q=1\nhttp://127.0.0.1:1/f/" })).toEqual([
-      "https://ok.example.com/a/",
-      "http://127.0.0.1:1/f/",
-    ]);
+    expect(
+      attachmentUrlPrefixes({
+        GMAIL_ATTACHMENT_URL_PREFIXES: "https://ok.example.com/a/, http://public.example.com/b/ https://no-slash.example.com/c https://ok.example.com/?q=1\nhttp://127.0.0.1:1/f/",
+      }),
+    ).toEqual(["https://ok.example.com/a/", "http://127.0.0.1:1/f/"]);
     expect(attachmentUrlPrefixes({})).toEqual([]);
   });
 });

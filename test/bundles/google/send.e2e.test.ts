@@ -1,10 +1,10 @@
 // send_email end to end: MCP clients through the gateway to the Google bundle and the Gmail fake, a scripted approval service on 8790 deciding; the fake's outbox is the ground truth.
 import { readFileSync } from "node:fs";
 import { beforeEach, describe, expect, it } from "vitest";
+import { LOG_FILE } from "../../e2e/global-setup";
+import { bearer, type Connected, connectLegacy, connectModern, DEV_VARS, FAKES, LATE_APPROVAL_MS, logsCaughtUp, nothingMore, quiet, TOKENS, textOf, waitFor } from "../../e2e/helpers";
 import { SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
 import type { OutboxEntry } from "../../fakes/gmail/store";
-import { LOG_FILE } from "../../e2e/global-setup";
-import { bearer, connectLegacy, connectModern, type Connected, DEV_VARS, FAKES, LATE_APPROVAL_MS, logsCaughtUp, nothingMore, quiet, TOKENS, textOf, waitFor } from "../../e2e/helpers";
 import { type Plan, useScriptedApprover } from "../kit/helpers/hostile-server";
 import { AGENT, PERSON } from "./helpers";
 
@@ -53,7 +53,14 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     const name = unique("approve");
     const url = scripted.route(name, { poll: (_r, i) => (i < 2 ? PENDING : ACCEPT) });
     const subject = unique("Quarterly report");
-    const args = { to: ["Ada Lovelace <ada@example.com>"], cc: ["bob@example.com"], bcc: ["carol@example.com"], subject, text: "See attached.", attachments: [{ filename: "notes.txt", content_base64: btoa("notes") }] };
+    const args = {
+      to: ["Ada Lovelace <ada@example.com>"],
+      cc: ["bob@example.com"],
+      bcc: ["carol@example.com"],
+      subject,
+      text: "See attached.",
+      attachments: [{ filename: "notes.txt", content_base64: btoa("notes") }],
+    };
     const result = await sendThrough("gmail-rw-external", args, url, connect);
     expect(result.isError, textOf(result)).not.toBe(true);
     expect(textOf(result)).toMatch(/^Sent from person@example\.com: /);
@@ -70,7 +77,14 @@ describe.each(clients)("a %s caller", (_label, connect) => {
 
     const sent = await gmail.outbox(subject);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ account: "person@example.com", via: "send", to: ["ada@example.com"], cc: ["bob@example.com"], bcc: ["carol@example.com"], attachments: [expect.objectContaining({ filename: "notes.txt", size: 5 })] });
+    expect(sent[0]).toMatchObject({
+      account: "person@example.com",
+      via: "send",
+      to: ["ada@example.com"],
+      cc: ["bob@example.com"],
+      bcc: ["carol@example.com"],
+      attachments: [expect.objectContaining({ filename: "notes.txt", size: 5 })],
+    });
   });
 
   it.each(["decline", "expired", "cancel"])("gets nothing sent when the answer is %s", async (action) => {

@@ -1,7 +1,7 @@
 // send_email against the Gmail fake: what the person is shown, that only an accept sends and sends exactly what was shown, attachments and bad input before the prompt, replies, and upstream errors.
 import { describe, expect, it } from "vitest";
 import { fileBytes, SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
-import { type Plan } from "../kit/helpers/hostile-server";
+import type { Plan } from "../kit/helpers/hostile-server";
 import { harness, PERSON, requestsTo, sha256Hex } from "./helpers";
 
 const h = harness();
@@ -18,10 +18,7 @@ describe("an approved send", () => {
         subject: "Quarterly report",
         text: "See attached.",
         html: "<p>See attached.</p>",
-        attachments: [
-          { filename: "notes.txt", content_base64: btoa(notes) },
-          { url: `${h.fake.base}/_fake/files/report.pdf?bytes=2048&type=application/pdf` },
-        ],
+        attachments: [{ filename: "notes.txt", content_base64: btoa(notes) }, { url: `${h.fake.base}/_fake/files/report.pdf?bytes=2048&type=application/pdf` }],
       },
     });
     expect(answer.isError, answer.text).toBe(false);
@@ -42,7 +39,17 @@ describe("an approved send", () => {
 
     expect(h.fake.store.outbox).toHaveLength(1);
     const mail = h.fake.store.outbox[0];
-    expect(mail).toMatchObject({ account: PERSON.email, via: "send", from: PERSON.email, to: ["ada@example.com"], cc: ["bob@example.com"], bcc: ["carol@example.com"], subject: "Quarterly report", text: "See attached.", html: "<p>See attached.</p>" });
+    expect(mail).toMatchObject({
+      account: PERSON.email,
+      via: "send",
+      from: PERSON.email,
+      to: ["ada@example.com"],
+      cc: ["bob@example.com"],
+      bcc: ["carol@example.com"],
+      subject: "Quarterly report",
+      text: "See attached.",
+      html: "<p>See attached.</p>",
+    });
     expect(mail?.attachments).toEqual([
       { filename: "notes.txt", mimeType: "text/plain", size: notes.length, sha256: await sha256Hex(notes) },
       { filename: "report.pdf", mimeType: "application/pdf", size: 2048, sha256: await sha256Hex(fileBytes(2048)) },
@@ -53,7 +60,9 @@ describe("an approved send", () => {
   });
 
   it("encodes a non-ASCII subject, name and filename so they arrive exactly as shown", async () => {
-    const { answer, prompts } = await h.call({ args: { to: ["Zoë Ångström <zoe@example.com>"], subject: "Grüße — 東京", text: "hej", attachments: [{ filename: "résumé.txt", content_base64: btoa("cv") }] } });
+    const { answer, prompts } = await h.call({
+      args: { to: ["Zoë Ångström <zoe@example.com>"], subject: "Grüße — 東京", text: "hej", attachments: [{ filename: "résumé.txt", content_base64: btoa("cv") }] },
+    });
     expect(answer.isError, answer.text).toBe(false);
     expect(prompts[0]).toContain("  Subject: Grüße — 東京");
     expect(prompts[0]).toContain("  To: Zoë Ångström <zoe@example.com>");

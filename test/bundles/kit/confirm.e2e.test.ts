@@ -1,6 +1,6 @@
 // The confirm kit end to end: echo's guarded demo_write through the real gateway, against a scripted approval service on 8790.
 import { describe, expect, it } from "vitest";
-import { bearer, connectLegacy, connectModern, DEV_VARS, type Connected, LATE_APPROVAL_MS, nothingMore, quiet, recorder, TOKENS, textOf, waitFor } from "../../e2e/helpers";
+import { bearer, type Connected, connectLegacy, connectModern, DEV_VARS, LATE_APPROVAL_MS, nothingMore, quiet, recorder, TOKENS, textOf, waitFor } from "../../e2e/helpers";
 import { type Plan, SCRIPTED_PORT, useScriptedApprover } from "./helpers/hostile-server";
 
 const ACCEPT: Plan = { body: { action: "accept", content: { confirm: true } } };
@@ -9,7 +9,6 @@ const PENDING: Plan = { body: { action: "pending", content: null } };
 const scripted = useScriptedApprover();
 let run = 0;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++run}`;
-
 
 const clients = [
   ["2026-07-28 (@modelcontextprotocol/client 2.x)", connectModern],

@@ -4,7 +4,7 @@
 // confirmed tools is exactly the tools that ask, and each of those refuses before it reads or writes.
 import type { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { guardDeclarations, type GuardKind } from "../../../bundles/kit/guard";
+import { type GuardKind, guardDeclarations } from "../../../bundles/kit/guard";
 import { callBundle, listBundle } from "./helpers/bundle";
 
 export interface ContractTool {
@@ -64,7 +64,10 @@ export function missingAnnotations(tool: Record<string, unknown>): string[] {
 /** Tools that ask but are not in the registry, and registry entries that do not ask. */
 export function registryMismatch(declared: ReadonlyMap<string, GuardKind>, registry: ReadonlySet<string>): string[] {
   const asking = [...declared].filter(([, kind]) => kind !== "never").map(([name]) => name);
-  return [...asking.filter((name) => !registry.has(name)).map((n) => `${n} asks but is not in the registry`), ...[...registry].filter((name) => !asking.includes(name)).map((n) => `${n} is in the registry but does not ask`)];
+  return [
+    ...asking.filter((name) => !registry.has(name)).map((n) => `${n} asks but is not in the registry`),
+    ...[...registry].filter((name) => !asking.includes(name)).map((n) => `${n} is in the registry but does not ask`),
+  ];
 }
 
 /** The container switches and gateway refusals a tool that asks must refuse under. */
@@ -123,7 +126,10 @@ export function bundleContract(c: BundleContract): void {
     });
 
     it.each(names.filter((n) => c.tools[n]?.asks === "never"))("%s answers without a channel: it never asks", async (tool) => {
-      vi.stubGlobal("fetch", vi.fn(async () => new Response("{}")));
+      vi.stubGlobal(
+        "fetch",
+        vi.fn(async () => new Response("{}")),
+      );
       const answer = await callBundle(c.handler, { mount: c.mounts[0] as string, name: tool, args: c.tools[tool]?.args, env });
       expect(answer.ok).toBe(true);
       expect(answer.text).not.toMatch(/^Refused: /);

@@ -1,7 +1,8 @@
 // Runs the shared bundle contract (contract.ts) against the echo bundle, and checks that the contract's own checks can fail.
+
+import { readFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import echo from "../../../bundles/echo/echo.app";
 import { CONFIRMED_TOOLS } from "../../../bundles/echo/echo.demo";
@@ -28,7 +29,14 @@ bundleContract({
 
 describe("the contract's own checks", () => {
   it("finds a credential-shaped property at any depth", () => {
-    const schema = z.toJSONSchema(z.object({ query: z.string(), userId: z.string(), opts: z.object({ apiHost: z.string(), list: z.array(z.object({ access_token: z.string() })) }), account: z.union([z.string(), z.object({ credentials: z.string() })]) }));
+    const schema = z.toJSONSchema(
+      z.object({
+        query: z.string(),
+        userId: z.string(),
+        opts: z.object({ apiHost: z.string(), list: z.array(z.object({ access_token: z.string() })) }),
+        account: z.union([z.string(), z.object({ credentials: z.string() })]),
+      }),
+    );
     expect(forbiddenProperties(schema).sort()).toEqual(["access_token", "account", "apiHost", "credentials", "userId"]);
     expect(forbiddenProperties(schema, { userId: "an id of a pad's author, not the caller" }).sort()).toEqual(["access_token", "account", "apiHost", "credentials"]);
     expect(forbiddenProperties(z.toJSONSchema(z.object({ text: z.string(), count: z.number() })))).toEqual([]);
@@ -42,8 +50,20 @@ describe("the contract's own checks", () => {
 
   it("finds a registry that lists a tool that does not ask", () => {
     const server = new McpServer({ name: "t", version: "0" });
-    const guard = { rule: always, resolve: () => ({}), fingerprint: () => ({ operation: "x", target: {} }), prompt: () => ({ heading: "h", consequence: "c", values: [] }), act: async () => ({ content: [] }) };
-    guardedTool(server, new Set(["asks"]), "asks", { description: "d", inputSchema: z.object({}), annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } }, guard);
+    const guard = {
+      rule: always,
+      resolve: () => ({}),
+      fingerprint: () => ({ operation: "x", target: {} }),
+      prompt: () => ({ heading: "h", consequence: "c", values: [] }),
+      act: async () => ({ content: [] }),
+    };
+    guardedTool(
+      server,
+      new Set(["asks"]),
+      "asks",
+      { description: "d", inputSchema: z.object({}), annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
+      guard,
+    );
     expect(registryMismatch(guardDeclarations(server), new Set(["asks", "stale"]))).toEqual(["stale is in the registry but does not ask"]);
   });
 

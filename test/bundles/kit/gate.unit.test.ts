@@ -23,13 +23,22 @@ function scopeWith(call: Partial<CallState> | undefined, env: Record<string, unk
   return { mount: "m", signal, waitUntil: () => {}, env, call: call === undefined ? undefined : { ...base, ...call } };
 }
 
-const ask = (key?: string) => ({ kind: "ask" as const, channel: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1000, headers: {}, ...(key ? { call: { scope: "c", key, nonce: "test-nonce-0123456789" } } : {}) } });
+const ask = (key?: string) => ({
+  kind: "ask" as const,
+  channel: { slug: "s", url: "http://127.0.0.1:9/", ttlMs: 1000, headers: {}, ...(key ? { call: { scope: "c", key, nonce: "test-nonce-0123456789" } } : {}) },
+});
 
 /** "aborted" if the request ends in an error within `ms`, "answered" if it resolves, "still running" if neither. */
 async function settledWithin(p: Promise<unknown>, ms: number): Promise<string> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<string>((r) => (timer = setTimeout(() => r("still running"), ms)));
-  const outcome = await Promise.race([p.then(() => "answered", () => "aborted"), late]);
+  const outcome = await Promise.race([
+    p.then(
+      () => "answered",
+      () => "aborted",
+    ),
+    late,
+  ]);
   clearTimeout(timer);
   return outcome;
 }

@@ -75,7 +75,8 @@ describe("refusing before anything is read or written", () => {
   ])("refuses with %s, repeating the reason", async (_label, channel, extraEnv, reason) => {
     const name = route();
     const url = hostile.route(name, { poll: () => ACCEPT });
-    const ch = channel === "ask" ? live("n:1", url) : channel === "skip" ? { slug: "w", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" } } : channel;
+    const ch =
+      channel === "ask" ? live("n:1", url) : channel === "skip" ? { slug: "w", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" } } : channel;
     let reads = 0;
     const messages = store.messages;
     store.messages = new Proxy(messages, {
@@ -171,7 +172,13 @@ describe("asking", () => {
 
   it("answers a waiver with accept inside the bundle: nobody is asked, the write happens once", async () => {
     calls.live("dev-session", "n:9");
-    const answer = await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "lunch" }, channel: { slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:9", nonce: "test-nonce-0123456789" } }, env });
+    const answer = await callBundle(kitBundle, {
+      mount: "kit",
+      name: "delete_matching",
+      args: { contains: "lunch" },
+      channel: { slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:9", nonce: "test-nonce-0123456789" } },
+      env,
+    });
     expect(answer.text).toBe("deleted 1");
     expect(writes()).toEqual([{ kind: "delete", uids: [2] }]);
     expect(calls.claims).toEqual([{ scope: "dev-session", key: "n:9", won: true }]);
@@ -190,7 +197,12 @@ describe("a dropped call", () => {
   it("writes nothing when the caller leaves while the person decides, and stops polling", async () => {
     const name = route();
     const drop = new AbortController();
-    const url = hostile.route(name, { poll: (_r, i) => (i === 3 ? (drop.abort(), { body: { action: "pending" } }) : { body: { action: "pending" } }) });
+    const url = hostile.route(name, {
+      poll: (_r, i) => {
+        if (i === 3) drop.abort();
+        return { body: { action: "pending" } };
+      },
+    });
     const answer = callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "invoice" }, channel: live("n:1", url), env, signal: drop.signal });
     expect((await answer).ok).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
@@ -200,7 +212,12 @@ describe("a dropped call", () => {
 
   it("turns an approval that lands as the caller leaves into a cancel", async () => {
     const drop = new AbortController();
-    const url = hostile.route(route(), { poll: () => (drop.abort(), ACCEPT) });
+    const url = hostile.route(route(), {
+      poll: () => {
+        drop.abort();
+        return ACCEPT;
+      },
+    });
     await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "invoice" }, channel: live("n:1", url), env, signal: drop.signal });
     await new Promise((r) => setTimeout(r, 100));
     expect(recorder.requests).toEqual([]);
@@ -244,7 +261,7 @@ describe("keepalive", () => {
     const url = hostile.route(route(), { poll: (_r, i) => (i < 12 ? { body: { action: "pending" } } : { body: { action: "decline" } }) });
     const answer = await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "invoice" }, channel: live("n:1", url), progressToken: "gw-token-1", env });
     expect(answer.progress.length).toBeGreaterThanOrEqual(3);
-    answer.progress.forEach((p, i) => expect(p).toMatchObject({ progressToken: "gw-token-1", progress: i + 1, message: "waiting for a person to approve" }));
+    for (const [i, p] of answer.progress.entries()) expect(p).toMatchObject({ progressToken: "gw-token-1", progress: i + 1, message: "waiting for a person to approve" });
   });
 
   it("sends nothing without a progress token", async () => {

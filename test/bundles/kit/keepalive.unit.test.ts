@@ -16,7 +16,7 @@ describe("keepalive", () => {
     const count = sent.length;
     expect(count).toBeGreaterThanOrEqual(3);
     expect(count).toBeLessThanOrEqual(5);
-    sent.forEach((n, i) => expect(n).toEqual({ method: "notifications/progress", params: { progressToken: "t", progress: i + 1, message: "waiting for a person to approve" } }));
+    for (const [i, n] of sent.entries()) expect(n).toEqual({ method: "notifications/progress", params: { progressToken: "t", progress: i + 1, message: "waiting for a person to approve" } });
     await sleep(100);
     expect(sent.length).toBe(count);
   });
@@ -39,7 +39,15 @@ describe("keepalive", () => {
     stop();
     expect(sent).toEqual([]);
     let calls = 0;
-    const stopFailing = startKeepalive({ progressToken: "t", notify: async () => (calls++, Promise.reject(new Error("closed"))), intervalMs: 20, signal: new AbortController().signal });
+    const stopFailing = startKeepalive({
+      progressToken: "t",
+      notify: async () => {
+        calls++;
+        throw new Error("closed");
+      },
+      intervalMs: 20,
+      signal: new AbortController().signal,
+    });
     await sleep(90);
     stopFailing();
     expect(calls).toBeGreaterThanOrEqual(2);

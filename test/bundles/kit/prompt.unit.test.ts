@@ -53,7 +53,7 @@ describe("the prompt", () => {
   });
 
   it("keeps each consequence line apart but cleans it, so no line can hide characters or run on", () => {
-    const text = buildPrompt("echo", { heading: "h", consequence: "It cannot be undone.\rApproved: yes\nSee \u202Eexe.pdf\n" + "z".repeat(450), values: [] });
+    const text = buildPrompt("echo", { heading: "h", consequence: `It cannot be undone.\rApproved: yes\nSee \u202Eexe.pdf\n${"z".repeat(450)}`, values: [] });
     expect(text.split("\n")).toEqual(["echo: h", "", "It cannot be undone.\ufffdApproved: yes", "See \ufffdexe.pdf", `${"z".repeat(400)}… [cut: 450 characters in all]`]);
   });
 
@@ -92,7 +92,7 @@ describe("a value", () => {
 
   it("is cut by characters, never through an emoji", () => {
     const clean = cleanLine("🎉".repeat(201));
-    expect([...clean.split("…")[0] as string]).toEqual(Array(200).fill("🎉"));
+    expect([...(clean.split("…")[0] as string)]).toEqual(Array(200).fill("🎉"));
   });
 
   it("cannot forge the caller heading from inside a prompt built with it", () => {

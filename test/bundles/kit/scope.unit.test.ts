@@ -1,7 +1,7 @@
 // Covers bundles/kit/scope.ts and the call scope mount.ts builds: each call sees its own channel, deadline and progress token, never another's.
 import { describe, expect, it } from "vitest";
-import { CHANNEL_META_KEY } from "../../../contract/channel";
 import { callStateFor, readChannel } from "../../../bundles/kit/scope";
+import { CHANNEL_META_KEY } from "../../../contract/channel";
 import { askChannel, callBundle } from "./helpers/bundle";
 import { kitBundle } from "./helpers/test-bundle";
 
@@ -34,7 +34,13 @@ describe("the call scope", () => {
   });
 
   it("reads a channel the schema rejects as a refusal, never as a guess", async () => {
-    for (const channel of [{ slug: "s", url: "not a url", ttlMs: 1, headers: {} }, { slug: "s", url: "http://127.0.0.1:9/x/", ttlMs: 1, headers: {}, extra: true }, "http://127.0.0.1:9/x/", null, { slug: "s", skip: false }]) {
+    for (const channel of [
+      { slug: "s", url: "not a url", ttlMs: 1, headers: {} },
+      { slug: "s", url: "http://127.0.0.1:9/x/", ttlMs: 1, headers: {}, extra: true },
+      "http://127.0.0.1:9/x/",
+      null,
+      { slug: "s", skip: false },
+    ]) {
       const answer = await callBundle(kitBundle, { mount: "kit", name: "whoami", args: { pauseMs: 0 }, channel, env });
       expect(JSON.parse(answer.text).channel, JSON.stringify(channel)).toBe("refused: malformed channel");
     }

@@ -2,8 +2,8 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CONFIRM_SCHEMA } from "../../../bundles/kit/approval-client";
-import { installConfirmSeam } from "../../../bundles/kit/seam";
 import { type CallState, type ChannelState, runInScope } from "../../../bundles/kit/scope";
+import { installConfirmSeam } from "../../../bundles/kit/seam";
 import { askChannel, callBundle, fakeCalls } from "./helpers/bundle";
 import { HostileServer, startSink } from "./helpers/hostile-server";
 import { kitBundle } from "./helpers/test-bundle";
@@ -48,7 +48,8 @@ async function inCall<T>(channel: ChannelState, fn: () => Promise<T>): Promise<{
 
 const createBody = (name: string) => JSON.parse(hostile.requestsTo(name)[0]?.body ?? "{}") as { message?: string; requestedSchema?: { properties?: Record<string, unknown>; required?: string[] } };
 
-const send = (channel: unknown, extraEnv: Record<string, unknown> = {}) => callBundle(kitBundle, { mount: "kit", name: "vendored_send", args: { to: "ada@example.com" }, channel, env: { ...env, ...extraEnv } });
+const send = (channel: unknown, extraEnv: Record<string, unknown> = {}) =>
+  callBundle(kitBundle, { mount: "kit", name: "vendored_send", args: { to: "ada@example.com" }, channel, env: { ...env, ...extraEnv } });
 
 describe("getClientCapabilities()", () => {
   it.each([

@@ -55,7 +55,16 @@ export function createGmailFake(): { app: Hono<Env>; store: GmailStore } {
     const path = new URL(c.req.url).pathname;
     if (path.includes("/_fake/")) return next();
     const length = Number(c.req.header("content-length") ?? "0");
-    const entry: RecordedGmailRequest = { at: Date.now(), method: c.req.method, path, query: Object.fromEntries(new URL(c.req.url).searchParams), account: store.accountFor(c.req.header("authorization"))?.email ?? null, contentType: c.req.header("content-type") ?? null, bytes: length, status: 0 };
+    const entry: RecordedGmailRequest = {
+      at: Date.now(),
+      method: c.req.method,
+      path,
+      query: Object.fromEntries(new URL(c.req.url).searchParams),
+      account: store.accountFor(c.req.header("authorization"))?.email ?? null,
+      contentType: c.req.header("content-type") ?? null,
+      bytes: length,
+      status: 0,
+    };
     store.record(entry);
     c.set("entry", entry);
     const fault = store.fault(c.req.method, path);
@@ -227,7 +236,14 @@ export function createGmailFake(): { app: Hono<Env>; store: GmailStore } {
 }
 
 function base64(data: string): Uint8Array {
-  return binaryToBytes(atob(data.replaceAll("-", "+").replaceAll("_", "/").padEnd(data.length + ((4 - (data.length % 4)) % 4), "=")));
+  return binaryToBytes(
+    atob(
+      data
+        .replaceAll("-", "+")
+        .replaceAll("_", "/")
+        .padEnd(data.length + ((4 - (data.length % 4)) % 4), "="),
+    ),
+  );
 }
 
 export { fileBytes, header, type StoredMessage };

@@ -34,7 +34,10 @@ export function binaryToBytes(text: string): Uint8Array {
 }
 
 export function base64ToBytes(data: string): Uint8Array {
-  const clean = data.replace(/[^A-Za-z0-9+/_-]/g, "").replaceAll("-", "+").replaceAll("_", "/");
+  const clean = data
+    .replace(/[^A-Za-z0-9+/_-]/g, "")
+    .replaceAll("-", "+")
+    .replaceAll("_", "/");
   return binaryToBytes(atob(clean.padEnd(clean.length + ((4 - (clean.length % 4)) % 4), "=")));
 }
 
@@ -106,7 +109,10 @@ export function parseMime(raw: string, depth = 0): MimePart {
   const find = (name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1];
   const type = parseParams(find("content-type") ?? "text/plain");
   const disposition = parseParams(find("content-disposition") ?? "");
-  const filename = disposition.params["filename*"] !== undefined ? rfc2231(disposition.params["filename*"]) : decodeWords(disposition.params.filename ?? (type.params["name*"] !== undefined ? rfc2231(type.params["name*"]) : (type.params.name ?? "")));
+  const filename =
+    disposition.params["filename*"] !== undefined
+      ? rfc2231(disposition.params["filename*"])
+      : decodeWords(disposition.params.filename ?? (type.params["name*"] !== undefined ? rfc2231(type.params["name*"]) : (type.params.name ?? "")));
   const part: MimePart = { headers, mimeType: type.value, params: type.params, filename, body: new Uint8Array(), parts: [] };
   const boundary = type.params.boundary;
   if (type.value.startsWith("multipart/") && boundary !== undefined && depth < 10) {

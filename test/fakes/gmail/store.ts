@@ -96,7 +96,8 @@ interface ResourcePart {
 }
 
 function resourcePart(p: MimePart, partId: string, messageId: string): ResourcePart {
-  const body = p.parts.length > 0 ? { size: 0 } : p.filename !== "" ? { size: p.body.length, attachmentId: `att-${messageId}-${partId || "0"}` } : { size: p.body.length, data: bytesToBase64Url(p.body) };
+  const body =
+    p.parts.length > 0 ? { size: 0 } : p.filename !== "" ? { size: p.body.length, attachmentId: `att-${messageId}-${partId || "0"}` } : { size: p.body.length, data: bytesToBase64Url(p.body) };
   const out: ResourcePart = { partId, mimeType: p.mimeType, filename: p.filename, headers: p.headers.map(([name, value]) => ({ name, value: decodeWords(value) })), body };
   if (p.parts.length > 0) out.parts = p.parts.map((c, i) => resourcePart(c, partId === "" ? String(i) : `${partId}.${i}`, messageId));
   return out;
@@ -157,8 +158,12 @@ export class GmailStore {
     for (const { email } of Object.values(GRANTS)) {
       const seed = seedMailbox(email);
       const account: Account = { email, messages: new Map(), drafts: new Map() };
-      for (const m of seed.messages) account.messages.set(m.id, { ...m, internalDate: (clock += 3_600_000) });
-      for (const d of seed.drafts) account.drafts.set(d.id, { ...d.message, internalDate: (clock += 3_600_000) });
+      const tick = () => {
+        clock += 3_600_000;
+        return clock;
+      };
+      for (const m of seed.messages) account.messages.set(m.id, { ...m, internalDate: tick() });
+      for (const d of seed.drafts) account.drafts.set(d.id, { ...d.message, internalDate: tick() });
       this.accounts.set(email, account);
     }
   }

@@ -97,5 +97,12 @@ export async function listBundle(handler: Handler, mount: string, env: Record<st
 
 /** An ask channel as the gateway builds it. */
 export function askChannel(url: string, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { slug: "kit-test", url, ttlMs: 10_000, headers: { "CF-Access-Client-Id": "edge-id.access", "CF-Access-Client-Secret": "edge-secret-0123" }, call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" }, ...over };
+  return {
+    slug: "kit-test",
+    url,
+    ttlMs: 10_000,
+    headers: { "CF-Access-Client-Id": "edge-id.access", "CF-Access-Client-Secret": "edge-secret-0123" },
+    call: { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" },
+    ...over,
+  };
 }

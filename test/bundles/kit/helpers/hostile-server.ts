@@ -1,9 +1,10 @@
 // A local approval service that misbehaves on cue, for the kit's tests: each route answers the create POST
 // and the polls with whatever the test scripts (redirects, errors with secret-looking bodies, slow and
 // late answers, malformed or oversized JSON, unknown actions). Every request it receives is recorded.
-import { afterAll, beforeAll, beforeEach } from "vitest";
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 
 export interface RecordedRequest {
   method: string;

@@ -44,7 +44,11 @@ export function kitServer(mount: string): McpServer {
     const answer = await ctx.mcpReq.elicitInput({ message: `Send mail to ${to}?\nSubject: hello`, requestedSchema: { type: "object", properties: { note: { type: "string" } } } });
     if (answer.action !== "accept" || answer.content?.confirm !== true) return done(`not sent: ${answer.action}`);
     const send = gatedFetch((url, method) => method === "POST" && url.pathname.endsWith("/events"));
-    const response = await send(`${currentScope().env.RECORDER_URL as string}/events`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "vendored_send", to }) });
+    const response = await send(`${currentScope().env.RECORDER_URL as string}/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ kind: "vendored_send", to }),
+    });
     await response.body?.cancel();
     return done("sent");
   });
@@ -54,50 +58,88 @@ export function kitServer(mount: string): McpServer {
     return done("written");
   });
 
-  guardedTool(server, KIT_CONFIRMED, "delete_matching", { description: "Deletes the messages whose subject contains the text.", inputSchema: z.object({ contains: z.string() }), annotations: WRITES }, {
-    rule: always,
-    resolve: ({ contains }) => ({ uids: [...store.messages].filter(([, subject]) => subject.includes(contains)).map(([uid]) => uid) }),
-    fingerprint: (t) => ({ operation: "delete", target: { uids: { set: t.uids } } }),
-    prompt: (t) => ({ heading: `This will delete ${t.uids.length} message(s).`, consequence: "A deleted message cannot be restored.", values: [{ label: "UIDs", value: t.uids.join(", ") }] }),
-    act: async (t, write) => {
-      const response = await write(`${currentScope().env.RECORDER_URL as string}/events`, { method: "POST", body: JSON.stringify({ kind: "delete", uids: t.uids }) });
-      await response.body?.cancel();
-      return done(`deleted ${t.uids.length}`);
+  guardedTool(
+    server,
+    KIT_CONFIRMED,
+    "delete_matching",
+    { description: "Deletes the messages whose subject contains the text.", inputSchema: z.object({ contains: z.string() }), annotations: WRITES },
+    {
+      rule: always,
+      resolve: ({ contains }) => ({ uids: [...store.messages].filter(([, subject]) => subject.includes(contains)).map(([uid]) => uid) }),
+      fingerprint: (t) => ({ operation: "delete", target: { uids: { set: t.uids } } }),
+      prompt: (t) => ({ heading: `This will delete ${t.uids.length} message(s).`, consequence: "A deleted message cannot be restored.", values: [{ label: "UIDs", value: t.uids.join(", ") }] }),
+      act: async (t, write) => {
+        const response = await write(`${currentScope().env.RECORDER_URL as string}/events`, { method: "POST", body: JSON.stringify({ kind: "delete", uids: t.uids }) });
+        await response.body?.cancel();
+        return done(`deleted ${t.uids.length}`);
+      },
     },
-  });
+  );
 
-  guardedTool(server, KIT_CONFIRMED, "move_items", { description: "Moves or copies messages.", inputSchema: z.object({ uids: z.array(z.number()), to: z.string(), mode: z.enum(["move", "copy"]) }), annotations: WRITES }, {
-    rule: always,
-    resolve: (args) => args,
-    fingerprint: (t) => ({ operation: t.mode, target: { uids: { set: t.uids }, from: "INBOX", to: t.to } }),
-    prompt: (t) => ({ heading: `This will ${t.mode} ${t.uids.length} message(s) between mailboxes.`, consequence: "The messages get new UIDs.", values: [{ label: "From", value: "INBOX" }, { label: "To", value: t.to }] }),
-    act: async (t) => {
-      await record({ kind: t.mode, uids: t.uids, to: t.to });
-      return done(`${t.mode}d`);
+  guardedTool(
+    server,
+    KIT_CONFIRMED,
+    "move_items",
+    { description: "Moves or copies messages.", inputSchema: z.object({ uids: z.array(z.number()), to: z.string(), mode: z.enum(["move", "copy"]) }), annotations: WRITES },
+    {
+      rule: always,
+      resolve: (args) => args,
+      fingerprint: (t) => ({ operation: t.mode, target: { uids: { set: t.uids }, from: "INBOX", to: t.to } }),
+      prompt: (t) => ({
+        heading: `This will ${t.mode} ${t.uids.length} message(s) between mailboxes.`,
+        consequence: "The messages get new UIDs.",
+        values: [
+          { label: "From", value: "INBOX" },
+          { label: "To", value: t.to },
+        ],
+      }),
+      act: async (t) => {
+        await record({ kind: t.mode, uids: t.uids, to: t.to });
+        return done(`${t.mode}d`);
+      },
     },
-  });
+  );
 
-  guardedTool(server, KIT_CONFIRMED, "replace_text", { description: "Replaces every occurrence in a pad.", inputSchema: z.object({ pad: z.string(), search: z.string().min(1), replace: z.string() }), annotations: WRITES }, {
-    rule: when((t: { count: number }) => t.count > 1),
-    resolve: ({ pad, search, replace }) => ({ pad, search, replace, count: (store.pads.get(pad) ?? "").split(search).length - 1 }),
-    fingerprint: (t) => ({ operation: "replace_all", target: { pad: t.pad, pair: { tuple: [t.search, t.replace] }, count: t.count } }),
-    prompt: (t) => ({ heading: `This will replace ${t.count} occurrences in pad "${t.pad}".`, consequence: "What is replaced cannot be restored.", values: [{ label: "Search", value: t.search }, { label: "Replace with", value: t.replace }] }),
-    act: async (t) => {
-      await record({ kind: "replace", pad: t.pad, count: t.count });
-      return done(`replaced ${t.count}`);
+  guardedTool(
+    server,
+    KIT_CONFIRMED,
+    "replace_text",
+    { description: "Replaces every occurrence in a pad.", inputSchema: z.object({ pad: z.string(), search: z.string().min(1), replace: z.string() }), annotations: WRITES },
+    {
+      rule: when((t: { count: number }) => t.count > 1),
+      resolve: ({ pad, search, replace }) => ({ pad, search, replace, count: (store.pads.get(pad) ?? "").split(search).length - 1 }),
+      fingerprint: (t) => ({ operation: "replace_all", target: { pad: t.pad, pair: { tuple: [t.search, t.replace] }, count: t.count } }),
+      prompt: (t) => ({
+        heading: `This will replace ${t.count} occurrences in pad "${t.pad}".`,
+        consequence: "What is replaced cannot be restored.",
+        values: [
+          { label: "Search", value: t.search },
+          { label: "Replace with", value: t.replace },
+        ],
+      }),
+      act: async (t) => {
+        await record({ kind: "replace", pad: t.pad, count: t.count });
+        return done(`replaced ${t.count}`);
+      },
     },
-  });
+  );
 
-  guardedTool(server, KIT_CONFIRMED, "append_note", { description: "Appends a note; takes nothing away.", inputSchema: z.object({ note: z.string() }), annotations: WRITES }, {
-    rule: never,
-    resolve: ({ note }) => ({ note }),
-    fingerprint: (t) => ({ operation: "append", target: { note: t.note } }),
-    prompt: () => ({ heading: "", consequence: "", values: [] }),
-    act: async (t) => {
-      await record({ kind: "append", note: t.note });
-      return done("appended");
+  guardedTool(
+    server,
+    KIT_CONFIRMED,
+    "append_note",
+    { description: "Appends a note; takes nothing away.", inputSchema: z.object({ note: z.string() }), annotations: WRITES },
+    {
+      rule: never,
+      resolve: ({ note }) => ({ note }),
+      fingerprint: (t) => ({ operation: "append", target: { note: t.note } }),
+      prompt: () => ({ heading: "", consequence: "", values: [] }),
+      act: async (t) => {
+        await record({ kind: "append", note: t.note });
+        return done("appended");
+      },
     },
-  });
+  );
 
   return server;
 }
