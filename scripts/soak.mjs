@@ -30,6 +30,7 @@ async function until(what, probe, timeoutMs, everyMs = 100) {
   const started = Date.now();
   for (;;) {
     if (await probe()) return Date.now() - started;
+    if (errors.length > 0) throw new Error(`while waiting for ${what}: ${errors.length} errors, first: ${errors.slice(0, 3).join("; ")}`);
     if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }
