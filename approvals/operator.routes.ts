@@ -44,7 +44,10 @@ operatorRoutes.post("/api/v1/sessions", async (c) => {
     longPoll = value !== false;
   }
   const sessionId = newSessionId();
-  await sessionStore(c.env, sessionId).open({ longPoll });
+  // DEV_ALARM_DELAY_MS (tests: hold the expiry alarm back) reaches only a session minted in dev mode on loopback.
+  const { devMode, devAlarmDelayMs } = c.var.settings;
+  const alarmDelayMs = devMode && reachedLoopback(c.req.raw) ? devAlarmDelayMs : 0;
+  await sessionStore(c.env, sessionId).open({ longPoll, alarmDelayMs });
   const origin = originOf(c);
   return c.json(
     {

@@ -6,6 +6,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { type AppEnv, jsonError, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
+import { MAX_PENDING, MAX_PROMPTS } from "./settings";
 import { secretEquals, sessionFromToken } from "./tokens";
 
 export const PROTOCOL_BASE = "/api/v1/elicitations/session";
@@ -73,7 +74,9 @@ const create = async (c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Resp
       case "duplicate":
         return jsonError(409, "a prompt with this request id already exists in this session");
       case "too_many":
-        return jsonError(429, "this session has too many pending prompts");
+        return jsonError(429, `this session has ${MAX_PENDING} pending prompts, the most it holds: wait for a decision or an expiry`);
+      case "full":
+        return jsonError(429, `this session keeps at most ${MAX_PROMPTS} prompts and is full: mint a new session, or wait for the retention period to clear decided ones`);
     }
   }
   return c.json({ requestId: parsed.prompt.requestId }, 201, { "cache-control": "no-store" });

@@ -9,6 +9,7 @@ import reviewJs from "./page/review.client.js";
 import { renderErrorPage, renderReviewPage } from "./page/review-page";
 import { identifyPerson } from "./person";
 import type { Decision, PromptRecord } from "./session-store";
+import { REVIEW_RECENT } from "./settings";
 import { constantTimeEqual, csrfToken, sessionFromReviewKey } from "./tokens";
 
 export const CSRF_HEADER = "x-csrf-token";
@@ -45,7 +46,7 @@ function view(p: PromptRecord): PromptView {
 /** Why a decision was refused, in words for the person who clicked. */
 export function refusal(p: PromptRecord): string {
   if (p.status === "expired") return `Too late: this prompt expired at ${new Date(p.expiresAt).toISOString()} and can no longer be decided. Ask the agent to send it again.`;
-  const verb = p.status === "accept" ? "accepted" : "declined";
+  const verb = p.status === "accept" ? "accepted" : p.status === "cancel" ? "dismissed" : "declined";
   return `This prompt was already ${verb}${p.decidedBy === null ? "" : ` by ${p.decidedBy}`}; it cannot be decided again.`;
 }
 
@@ -79,9 +80,10 @@ reviewRoutes.get("/review/:key", async (c) => {
 });
 
 reviewRoutes.get("/review/:key/prompts", async (c) => {
-  const prompts = await sessionStore(c.env, c.var.sessionId).list();
-  if (prompts === undefined) return jsonError(404, "This session no longer exists.");
-  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: prompts.map(view) }, 200, { "cache-control": "no-store" });
+  // Polled every 2 s: every pending prompt (at most 100) and only the most recent settled ones; older ones are counted.
+  const page = await sessionStore(c.env, c.var.sessionId).review(REVIEW_RECENT);
+  if (page === undefined) return jsonError(404, "This session no longer exists.");
+  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: page.prompts.map(view), olderSettled: page.older }, 200, { "cache-control": "no-store" });
 });
 
 reviewRoutes.post("/review/:key/prompts/:requestId/decision", async (c) => {
@@ -91,15 +93,19 @@ reviewRoutes.post("/review/:key/prompts/:requestId/decision", async (c) => {
   if ((site !== undefined && site !== "same-origin") || (origin !== undefined && origin !== originOf(c) && origin !== new URL(c.req.url).origin)) {
     return jsonError(403, "decisions are accepted only from the review page itself");
   }
+  // The token is required, not only checked when sent: a request without the header (and without Origin or
+  // Sec-Fetch-Site, which a non-browser client omits) is refused like one with a wrong token.
+  const presented = c.req.header(CSRF_HEADER);
   const expected = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
-  if (!constantTimeEqual(c.req.header(CSRF_HEADER) ?? "", expected)) return jsonError(403, "the page's form token is missing or stale: reload the page");
+  if (presented === undefined || presented === "" || !constantTimeEqual(presented, expected)) return jsonError(403, "the page's form token is missing or stale: reload the page");
   const body = await readJson(c.req.raw, 1024);
   if (!body.ok) return body.response;
   const { action, confirm } = (body.value ?? {}) as { action?: unknown; confirm?: unknown };
-  if (action !== "accept" && action !== "decline") return jsonError(400, 'action must be "accept" or "decline"');
+  if (action !== "accept" && action !== "decline" && action !== "dismiss") return jsonError(400, 'action must be "accept", "decline" or "dismiss"');
   if (action === "accept" && confirm !== true) return jsonError(400, "tick the confirm box to accept");
   const by = c.var.identity;
-  const decision: Decision = action === "accept" ? { action, content: { confirm: true }, by } : { action, by };
+  // Dismiss clears an abandoned card: the prompt is cancelled (the protocol's `cancel`), which never acts.
+  const decision: Decision = action === "accept" ? { action, content: { confirm: true }, by } : action === "dismiss" ? { action: "cancel", by } : { action, by };
   const result = await sessionStore(c.env, c.var.sessionId).decide(c.req.param("requestId"), decision);
   if (result.ok) return c.json({ prompt: view(result.prompt) }, 200, { "cache-control": "no-store" });
   if (result.reason === "not_pending") return c.json({ error: refusal(result.prompt), prompt: view(result.prompt) }, 409, { "cache-control": "no-store" });

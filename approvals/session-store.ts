@@ -3,9 +3,10 @@
 // expired; a session with nothing left is deleted a retention period after its last activity.
 import { DurableObject } from "cloudflare:workers";
 import type { Json, NewPrompt } from "./prompt";
-import { type ApprovalsEnv, DEFAULT_RETENTION_SECONDS, readSettings } from "./settings";
+import { type ApprovalsEnv, DEFAULT_RETENTION_SECONDS, MAX_PENDING, MAX_PROMPTS, readSettings } from "./settings";
 
-export type PromptStatus = "pending" | "accept" | "decline" | "expired";
+/** `cancel`: a person dismissed an abandoned prompt on the review page; a poll answers the protocol's `cancel`. */
+export type PromptStatus = "pending" | "accept" | "decline" | "expired" | "cancel";
 
 export interface PromptRecord extends NewPrompt {
   createdAt: number;
@@ -19,24 +20,24 @@ export interface PromptRecord extends NewPrompt {
   createdWithAccess: boolean;
 }
 
-export type Decision = { action: "accept"; content: { [key: string]: Json }; by: string } | { action: "decline"; by: string };
+export type Decision = { action: "accept"; content: { [key: string]: Json }; by: string } | { action: "decline"; by: string } | { action: "cancel"; by: string };
 
 export type Missing = "unknown_session" | "unknown_prompt";
-export type CreateResult = { ok: true } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" };
+export type CreateResult = { ok: true } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" | "full" };
 export type PollResult = { ok: true; prompt: PromptRecord; longPoll: boolean } | { ok: false; reason: Missing };
+/** The review page's view: every pending prompt, the most recent settled ones, and how many older ones it leaves out. */
+export type ReviewList = { prompts: PromptRecord[]; older: number };
 export type DecideResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing } | { ok: false; reason: "not_pending"; prompt: PromptRecord };
 
 /** What the routes call on a session's stub (the RPC methods below, typed without the Rpc mapping). */
 export interface SessionApi {
-  open(options?: { longPoll?: boolean }): Promise<void>;
+  open(options?: { longPoll?: boolean; alarmDelayMs?: number }): Promise<void>;
   create(prompt: NewPrompt, access: boolean): Promise<CreateResult>;
   poll(requestId: string, waitMs: number, access: boolean): Promise<PollResult>;
   list(): Promise<PromptRecord[] | undefined>;
+  review(recent: number): Promise<ReviewList | undefined>;
   decide(requestId: string, decision: Decision): Promise<DecideResult>;
 }
-
-/** Pending prompts a session may hold at once: a runaway caller cannot fill the store. */
-export const MAX_PENDING = 100;
 
 type Row = {
   request_id: string;
@@ -78,6 +79,8 @@ function toRecord(r: Row): PromptRecord {
 export class SessionStore extends DurableObject<ApprovalsEnv> implements SessionApi {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly retentionMs: number;
+  /** DEV_ALARM_DELAY_MS as the session was minted with it (0 in production); loaded on first use. */
+  private alarmDelayMs: number | undefined;
 
   constructor(ctx: DurableObjectState, env: ApprovalsEnv) {
     super(ctx, env);
@@ -105,19 +108,31 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
 
   /** Settles a prompt whose expiry has passed even if the alarm has not run yet, and returns it. */
   private read(requestId: string, now = Date.now()): PromptRecord | undefined {
-    this.ctx.storage.sql.exec("UPDATE prompts SET status = 'expired', delete_at = expires_at + ? WHERE request_id = ? AND status = 'pending' AND expires_at <= ?", this.retentionMs, requestId, now);
+    this.settle(now, requestId);
     const row = this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts WHERE request_id = ?", requestId).toArray()[0];
     return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** Marks expired every pending prompt (or the one named) whose expiry has passed, whether or not its alarm ran. */
+  private settle(now: number, requestId?: string): void {
+    const expired = "UPDATE prompts SET status = 'expired', delete_at = expires_at + ? WHERE status = 'pending' AND expires_at <= ?";
+    if (requestId === undefined) this.ctx.storage.sql.exec(expired, this.retentionMs, now);
+    else this.ctx.storage.sql.exec(`${expired} AND request_id = ?`, this.retentionMs, now, requestId);
   }
 
   /**
    * Called when the operator mints the session: only a minted session accepts prompts. `longPoll: false`
    * makes its polls ignore `Prefer: wait`, as a plain pulsemcp service would (the bench compares both).
    */
-  async open(options: { longPoll?: boolean } = {}): Promise<void> {
+  async open(options: { longPoll?: boolean; alarmDelayMs?: number } = {}): Promise<void> {
     const now = Date.now();
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO session (id, created_at, last_active) VALUES (1, ?, ?)", now, now);
     if (options.longPoll === false) await this.ctx.storage.put("longPoll", false);
+    // Tests only (DEV_ALARM_DELAY_MS, dev mode on loopback): the route passes it; production never does.
+    if (options.alarmDelayMs !== undefined && options.alarmDelayMs > 0) {
+      this.alarmDelayMs = options.alarmDelayMs;
+      await this.ctx.storage.put("alarmDelayMs", options.alarmDelayMs);
+    }
     await this.schedule();
   }
 
@@ -127,6 +142,8 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
     if (this.read(prompt.requestId, now) !== undefined) return { ok: false, reason: "duplicate" };
     const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status = 'pending' AND expires_at > ?", now).one().n;
     if (pending >= MAX_PENDING) return { ok: false, reason: "too_many" };
+    const kept = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts").one().n;
+    if (kept >= MAX_PROMPTS) return { ok: false, reason: "full" };
     this.ctx.storage.sql.exec(
       `INSERT INTO prompts (request_id, message, schema, tool_name, caller_session, created_at, expires_at, status, created_with_access)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
@@ -164,14 +181,26 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
 
   async list(): Promise<PromptRecord[] | undefined> {
     if (!this.exists()) return undefined;
-    const now = Date.now();
-    const ids = this.ctx.storage.sql.exec<{ request_id: string }>("SELECT request_id FROM prompts ORDER BY created_at DESC").toArray();
-    return ids.map((r) => this.read(r.request_id, now)).filter((p): p is PromptRecord => p !== undefined);
+    this.settle(Date.now());
+    return this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts ORDER BY created_at DESC").toArray().map(toRecord);
+  }
+
+  /** What the review page polls every 2 s: every pending prompt (at most MAX_PENDING) and the `recent` latest settled ones. */
+  async review(recent: number): Promise<ReviewList | undefined> {
+    if (!this.exists()) return undefined;
+    this.settle(Date.now());
+    const pending = this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts WHERE status = 'pending' ORDER BY expires_at").toArray();
+    const settled = this.ctx.storage.sql
+      .exec<Row>("SELECT * FROM prompts WHERE status != 'pending' ORDER BY coalesce(decided_at, expires_at) DESC, created_at DESC LIMIT ?", Math.max(0, recent))
+      .toArray();
+    const all = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status != 'pending'").one().n;
+    return { prompts: [...pending, ...settled].map(toRecord), older: Math.max(0, all - settled.length) };
   }
 
   async decide(requestId: string, decision: Decision): Promise<DecideResult> {
     if (!this.exists()) return { ok: false, reason: "unknown_session" };
     const now = Date.now();
+    // The expiry is checked again now, not left to the alarm: a decision racing the expiry alarm finds the prompt expired.
     const prompt = this.read(requestId, now);
     if (prompt === undefined) return { ok: false, reason: "unknown_prompt" };
     // Decided or expired is final: a late or second decision never changes the answer a poll saw.
@@ -222,7 +251,9 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
       )
       .one().at;
     if (next === null) return;
-    if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
+    this.alarmDelayMs ??= (await this.ctx.storage.get<number>("alarmDelayMs")) ?? 0;
+    const at = next + this.alarmDelayMs;
+    if ((await this.ctx.storage.getAlarm()) !== at) await this.ctx.storage.setAlarm(at);
   }
 
   private wait(requestId: string, ms: number): Promise<void> {

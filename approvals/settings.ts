@@ -24,6 +24,8 @@ export interface ApprovalsEnv {
   RETENTION_SECONDS?: string;
   /** The origin printed in minted URLs when the service sits behind a proxy that rewrites the host. */
   PUBLIC_ORIGIN?: string;
+  /** Tests only: delays a session's alarms by this many ms, so a decision can race an expiry the alarm has not settled yet. Dev mode on loopback only. */
+  DEV_ALARM_DELAY_MS?: string;
 }
 
 export interface AccessConfig {
@@ -43,11 +45,20 @@ export interface Settings {
   access: AccessConfig | undefined;
   retentionMs: number;
   publicOrigin: string | undefined;
+  /** DEV_ALARM_DELAY_MS: honoured only in dev mode, and only for a session minted through a loopback host. */
+  devAlarmDelayMs: number;
 }
 
 export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
 export const MIN_SECRET_LENGTH = 32;
 export const MIN_OPERATOR_TOKEN_LENGTH = 16;
+export const MAX_DEV_ALARM_DELAY_MS = 10 * 60 * 1000;
+/** Pending prompts a session may hold at once: a runaway caller cannot fill the store (R-APPR-9). */
+export const MAX_PENDING = 100;
+/** Prompts a session keeps in all (pending, decided, expired, dismissed): a busy session cannot grow its store for ever. */
+export const MAX_PROMPTS = 500;
+/** Settled prompts the review page's JSON carries besides every pending one; older ones are only counted. */
+export const REVIEW_RECENT = 20;
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; problems: string[] };
 
@@ -86,6 +97,15 @@ export function readSettings(env: Omit<ApprovalsEnv, "SESSIONS">): SettingsResul
     else retentionMs = seconds * 1000;
   }
 
+  let devAlarmDelayMs = 0;
+  const delay = present(env.DEV_ALARM_DELAY_MS);
+  if (delay !== undefined) {
+    const ms = Number(delay);
+    if (!Number.isInteger(ms) || ms < 0 || ms > MAX_DEV_ALARM_DELAY_MS) problems.push(`DEV_ALARM_DELAY_MS must be a whole number of ms between 0 and ${MAX_DEV_ALARM_DELAY_MS}`);
+    else if (!isOn(env.DEV_MODE)) problems.push("DEV_ALARM_DELAY_MS is a test setting: it needs DEV_MODE");
+    else devAlarmDelayMs = ms;
+  }
+
   if (problems.length > 0 || secret === undefined) return { ok: false, problems };
   return {
     ok: true,
@@ -98,6 +118,7 @@ export function readSettings(env: Omit<ApprovalsEnv, "SESSIONS">): SettingsResul
       access,
       retentionMs,
       publicOrigin: present(env.PUBLIC_ORIGIN)?.replace(/\/+$/, ""),
+      devAlarmDelayMs,
     },
   };
 }

@@ -1,6 +1,13 @@
 // Reading a body under a byte cap. A declared length over the cap is refused before reading; one byte past
-// the cap cancels the stream, so an oversized body is never held in memory. Shared by the gateway (caller
+// the cap stops keeping it, so an oversized body is never held in memory. Shared by the gateway (caller
 // bodies, upstream answers) and every bundle (gateway requests, approval answers, third-party APIs).
+//
+// An answer we will not read is cancelled. A request body we refuse is read to its end and dropped, up to
+// DISCARD_LIMIT_BYTES, and cancelled only past that: workerd closes a connection whose request body was left
+// unread (or cancelled) after the response, without saying so in the response, so a client or proxy that
+// reuses the kept-alive connection at once has its next request reset (wrangler dev's proxy answered it 503,
+// "worker restarted mid-request"). Releasing the reader's lock, as this did before, left the same unread
+// body (docs/rules.md R-BODY-8).
 
 export type Capped<T> = { ok: true; value: T } | { ok: false; tooLarge: boolean };
 
@@ -25,12 +32,36 @@ async function readDeclared<T>(read: () => Promise<T>, size: (value: T) => numbe
   return size(value) > declared ? { ok: false, tooLarge: true } : { ok: true, value };
 }
 
+/** How much of a refused request body is read and dropped, so that the caller's connection can carry its next request. */
+export const DISCARD_LIMIT_BYTES = 8 * 1024 * 1024;
+
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<void> {
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      size += value.byteLength;
+      if (size > limit) break;
+    }
+  } catch {
+    return;
+  }
+  // Past the bound the connection is not worth keeping: the runtime closes it.
+  await reader.cancel().catch(() => {});
+}
+
+/** Reads and drops a body that will not be used, up to `limit` bytes; past it the body is cancelled. */
+export async function discardBody(message: Request | Response, limit: number = DISCARD_LIMIT_BYTES): Promise<void> {
+  if (message.body === null || message.bodyUsed || message.body.locked) return;
+  await discardRest(message.body.getReader(), limit);
+}
+
 export async function readCappedBytes(message: Request | Response, maxBytes: number): Promise<Capped<Uint8Array>> {
   const declared = declaredLength(message);
   if (declared !== undefined && declared > maxBytes) {
-    // An answer we will not read is released; a request's unread body is left to the runtime, since
-    // cancelling it can take the caller's connection down with it.
     if (message instanceof Response) await message.body?.cancel().catch(() => {});
+    else await discardBody(message);
     return { ok: false, tooLarge: true };
   }
   if (message.body === null) return { ok: true, value: new Uint8Array() };
@@ -49,9 +80,8 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {
-        // As above: an answer is released, a request's rest is left to the runtime.
         if (message instanceof Response) await reader.cancel().catch(() => {});
-        else reader.releaseLock();
+        else await discardRest(reader, DISCARD_LIMIT_BYTES);
         return { ok: false, tooLarge: true };
       }
       chunks.push(value);

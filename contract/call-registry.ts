@@ -10,6 +10,11 @@ export interface CallRegistryApi {
   end(key: string, nonce: string): Promise<void>;
   /** notifications/cancelled from the same caller, on whichever isolate it landed. */
   cancel(key: string): Promise<boolean>;
+  /**
+   * The watching gateway's word that its caller is still there: since the claim was asked it has pushed
+   * PROBES_FOR_LIVENESS probes out to the caller, one after another, and none failed.
+   */
+  confirm(key: string, nonce: string): Promise<void>;
   /** Local-development introspection. */
   stats(): Promise<{ served: number; live: number }>;
 }
@@ -18,6 +23,8 @@ export type CallRegistryStub = DurableObjectStub<CallRegistryApi & Rpc.DurableOb
 export type CallRegistryNamespace = DurableObjectNamespace<CallRegistryApi & Rpc.DurableObjectBranded>;
 
 export const WATCH_PATH = "/watch";
+/** Live records one caller may hold: a watch past it answers 429, and the gateway refuses the call naming the cap. */
+export const MAX_LIVE_CALLS = 256;
 /**
  * The watch stream's lines: "live" first; "probe" whenever a claim is on hold (the gateway then writes to its
  * caller often enough for a caller that left to be noticed before the hold ends); then at most one of
@@ -33,6 +40,14 @@ export type WatchWord = "live" | "probe" | "cancelled" | "deadline";
  */
 export const CLAIM_HOLD_MS = { fallback: 250, min: 100, max: 5_000 } as const;
 export const PROBE_INTERVAL_MS = 20;
+/**
+ * A claim is granted only once the hold has passed AND the gateway has confirmed its caller: it pushed this many
+ * probes out, each only after the runtime had taken the one before, with none failing. A gateway too loaded to
+ * probe in time delays the claim instead of letting an unnoticed drop through; past CLAIM_CONFIRM_MAX_MS without
+ * that word, the claim is refused (nothing is written).
+ */
+export const PROBES_FOR_LIVENESS = 8;
+export const CLAIM_CONFIRM_MAX_MS = 5_000;
 
 /** The hold in force: STRAD_CLAIM_HOLD_MS clamped to its bounds, or the default. */
 export function claimHoldMs(env: Record<string, unknown>): number {

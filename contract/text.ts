@@ -3,13 +3,16 @@
 
 /**
  * C0 and C1 controls, DEL, soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul and Khmer
- * fillers, Mongolian separators and variation selectors, zero-width characters, bidi marks, embeddings,
- * overrides and isolates, line and paragraph separators, invisible operators, the Hangul filler U+3164,
- * variation selectors, BOM and interlinear annotation marks: each could forge a line, hide a character or
- * disguise what a value says.
+ * fillers (U+115F, U+1160, U+3164, U+FFA0), Mongolian separators and variation selectors, zero-width
+ * characters, bidi marks, embeddings, overrides and isolates, line and paragraph separators, invisible
+ * operators, variation selectors, BOM, interlinear annotation marks and the rest of Unicode's
+ * default-ignorable code points (U+FFF0-U+FFF8, shorthand format controls, tags and variation selectors
+ * U+E0000-U+E0FFF): each could forge a line, hide a character or disguise what a value says. The space-like
+ * characters of a fixed or unusual width (U+1680, U+2000-U+200A, U+202F, U+205F, U+3000) too: a run of them
+ * pads a value out to where a new line seems to start (docs/rules.md R-PROMPT-8).
  */
 export const UNSAFE_CHARS =
-  "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\ufff9-\\ufffb";
+  "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb\\u{1bca0}-\\u{1bca3}\\u{e0000}-\\u{e0fff}";
 const UNSAFE = new RegExp(`[${UNSAFE_CHARS}]`, "gu");
 const UNSAFE_ONE = new RegExp(`[${UNSAFE_CHARS}]`, "u");
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -31,11 +34,29 @@ export function hasLineBreakOrControl(text: string): boolean {
   return LINE_BREAK_OR_CONTROL.test(text);
 }
 
-/** One line of text, safe to show: unsafe characters replaced, cut at `max` characters with a marker. */
-export function cleanLine(text: string, max: number, replacement: string = REPLACEMENT): string {
-  const clean = replaceUnsafe(text, replacement);
+/** Every run of whitespace (spaces, no-break spaces, what survived replacement) as one space. */
+export function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/gu, " ");
+}
+
+export interface CleanOptions {
+  replacement?: string;
+  /** Runs of whitespace become one space, so no value can pad itself out to look like a new line. */
+  collapse?: boolean;
+}
+
+/** One line of text, safe to show: unsafe characters replaced (runs of whitespace collapsed on request), cut at `max` characters with a marker. */
+export function cleanLine(text: string, max: number, options: string | CleanOptions = REPLACEMENT): string {
+  const { replacement = REPLACEMENT, collapse = false } = typeof options === "string" ? { replacement: options } : options;
+  const replaced = replaceUnsafe(text, replacement);
+  const clean = collapse ? collapseWhitespace(replaced) : replaced;
   if (clean.length <= max) return clean;
   const chars = [...clean];
   if (chars.length <= max) return clean;
   return `${chars.slice(0, max).join("")}… [cut: ${chars.length} characters in all]`;
+}
+
+/** How many characters (code points) `cleanLine` counts in a text. */
+export function charCount(text: string): number {
+  return [...text].length;
 }

@@ -1,56 +1,112 @@
 // Per-call state of confirmed tool calls, one object per caller. A call is registered by the gateway
 // isolate that forwards it (watch), can be cancelled from any isolate by the same caller, expires at its
 // deadline (alarm), and can be claimed by the bundle's send gate at most once, and only while live.
+// Records live in one SQLite table indexed by key and by when each is next due (its deadline while live, its
+// deletion after), so no request, alarm or restart walks every record; a caller holds at most MAX_LIVE_CALLS live.
 import { DurableObject } from "cloudflare:workers";
-import { type CallRegistryApi, claimHoldMs, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
+import { type CallRegistryApi, CLAIM_CONFIRM_MAX_MS, claimHoldMs, MAX_LIVE_CALLS, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
 
 type State = "live" | "ended" | "cancelled" | "expired";
 
-interface CallRecord {
+interface CallRow {
   /** The gateway's per-call value: only the call that registered the record can claim or end it. */
   nonce: string;
   deadline: number;
   state: State;
-  claimed: boolean;
-  notify?: WritableStreamDefaultWriter<Uint8Array>;
+  claimed: number;
+  [column: string]: SqlStorageValue;
+}
+
+/** The watching gateway's stream of a live record, on this activation only (a stream does not survive an eviction). */
+interface Watcher {
+  nonce: string;
+  notify: WritableStreamDefaultWriter<Uint8Array>;
+}
+
+/** A claim on hold, waiting for the gateway's confirm() or for the call to leave the live state. */
+interface Held {
+  nonce: string;
+  confirmed: boolean;
+  wake: () => void;
 }
 
 /** How long a finished call's record is kept: a claim or cancel that arrives late finds it ended rather than unknown. */
 const RETAIN_MS = 15 * 60 * 1000;
+/** Records the alarm settles per run; it runs again at once for the rest. */
+const ALARM_BATCH = 512;
+/** Storage layout: 2 is the SQL table; 1 kept one key-value entry per record ("call:<key>"). */
+const LAYOUT = 2;
 const encoder = new TextEncoder();
 
 export class CallRegistry extends DurableObject implements CallRegistryApi {
-  private readonly calls = new Map<string, CallRecord>();
+  private readonly watchers = new Map<string, Watcher>();
+  private readonly held = new Map<string, Held>();
   /** Requests this object has served (stats() aside): the bench and tests hold the per-call cost to it. */
   private served = 0;
-  private loaded: Promise<void> | undefined;
 
-  private async load(): Promise<void> {
-    this.loaded ??= (async () => {
-      const stored = await this.ctx.storage.list<{ nonce: string; deadline: number; claimed: boolean; state: State }>({ prefix: "call:" });
-      for (const [k, v] of stored) {
-        // A record that survived an eviction has lost its gateway stream: it can no longer be live.
-        this.calls.set(k.slice(5), { nonce: v.nonce, deadline: v.deadline, claimed: v.claimed, state: v.state === "live" ? "ended" : v.state });
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS calls (
+      key TEXT PRIMARY KEY, nonce TEXT NOT NULL, deadline INTEGER NOT NULL, state TEXT NOT NULL,
+      claimed INTEGER NOT NULL DEFAULT 0, due INTEGER NOT NULL)`);
+    sql.exec("CREATE INDEX IF NOT EXISTS calls_due ON calls (due)");
+    sql.exec("CREATE INDEX IF NOT EXISTS calls_state ON calls (state)");
+    // A record that survived an eviction has lost its gateway stream: it can no longer be live.
+    sql.exec("UPDATE calls SET state = 'ended', due = deadline + ? WHERE state = 'live'", RETAIN_MS);
+    void ctx.blockConcurrencyWhile(async () => {
+      if ((await ctx.storage.get<number>("layout")) === LAYOUT) return;
+      // Layout 1's records are at most 15 minutes from deletion and can no longer be live: drop them once.
+      for (;;) {
+        const keys = [...(await ctx.storage.list({ prefix: "call:", limit: 128 })).keys()];
+        if (keys.length === 0) break;
+        await ctx.storage.delete(keys);
       }
-    })();
-    return this.loaded;
+      await ctx.storage.put("layout", LAYOUT);
+    });
+  }
+
+  private row(key: string): CallRow | undefined {
+    return this.ctx.storage.sql.exec<CallRow>("SELECT nonce, deadline, state, claimed FROM calls WHERE key = ?", key).toArray()[0];
+  }
+
+  private liveCount(): number {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM calls WHERE state = 'live'").one().n;
+  }
+
+  /** Leaves the live state: kept RETAIN_MS past the deadline so a late claim or cancel finds it finished. */
+  private settle(key: string, state: Exclude<State, "live">): void {
+    this.ctx.storage.sql.exec("UPDATE calls SET state = ?, due = deadline + ? WHERE key = ?", state, RETAIN_MS, key);
+    // A claim on hold learns at once that its call is over.
+    this.held.get(key)?.wake();
+  }
+
+  /** The watcher of this key, taken out of the map, if it belongs to the call with this nonce. */
+  private takeWatcher(key: string, nonce: string): Watcher | undefined {
+    const watcher = this.watchers.get(key);
+    if (watcher === undefined || watcher.nonce !== nonce) return undefined;
+    this.watchers.delete(key);
+    return watcher;
   }
 
   /** Registers a call and answers with a stream that says "live", then "cancelled" or "deadline" if either happens. */
   override async fetch(request: Request): Promise<Response> {
     this.served++;
-    await this.load();
     const url = new URL(request.url);
     if (url.pathname !== WATCH_PATH || request.method !== "POST") return new Response("not found", { status: 404 });
     const { key, nonce, deadline } = (await request.json()) as WatchRequest;
-    const existing = this.calls.get(key);
-    if (existing !== undefined && existing.state === "live") return new Response("in flight", { status: 409 });
+    if (this.row(key)?.state === "live") return new Response("in flight", { status: 409 });
+    // A caller's live records are capped: a runaway caller cannot grow this object without bound.
+    if (this.liveCount() >= MAX_LIVE_CALLS) return new Response(`too many live calls: at most ${MAX_LIVE_CALLS} per caller`, { status: 429 });
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const notify = writable.getWriter();
     // A finished call's id may be reused by a new call (ids are per client session); that call starts unclaimed.
-    const record: CallRecord = { nonce, deadline, state: "live", claimed: false, notify };
-    this.calls.set(key, record);
-    await this.persist(key, record);
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO calls (key, nonce, deadline, state, claimed, due) VALUES (?, ?, ?, 'live', 0, ?)", key, nonce, deadline, deadline);
+    this.watchers
+      .get(key)
+      ?.notify.close()
+      .catch(() => {});
+    this.watchers.set(key, { nonce, notify });
     await this.scheduleAlarm();
     void notify.write(encoder.encode(`${"live" satisfies WatchWord}\n`)).catch(() => {});
     return new Response(readable, { headers: { "content-type": "text/plain" } });
@@ -59,91 +115,104 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
   /** The gateway is done with the call (answered, caller left, timed out). */
   async end(key: string, nonce: string): Promise<void> {
     this.served++;
-    await this.load();
-    const record = this.calls.get(key);
+    const record = this.row(key);
     if (record === undefined || record.state !== "live" || record.nonce !== nonce) return;
-    record.state = "ended";
-    this.close(record);
-    await this.persist(key, record);
+    this.settle(key, "ended");
+    this.takeWatcher(key, nonce)
+      ?.notify.close()
+      .catch(() => {});
+    await this.scheduleAlarm();
   }
 
   /** notifications/cancelled from the same caller, on whichever isolate it landed. */
   async cancel(key: string): Promise<boolean> {
     this.served++;
-    await this.load();
-    const record = this.calls.get(key);
+    const record = this.row(key);
     if (record === undefined || record.state !== "live") return false;
-    record.state = "cancelled";
-    await this.signal(record, "cancelled");
-    await this.persist(key, record);
+    this.settle(key, "cancelled");
+    this.signal(this.takeWatcher(key, record.nonce), "cancelled");
+    await this.scheduleAlarm();
     return true;
   }
 
   /**
-   * The send gate's single permission: true once per call, and only if the call is still live when the hold
-   * ends. The claim is spent when asked, so a second one is refused even while the first is on hold. During
-   * the hold the watching gateway probes its caller: a caller that left before the claim was asked is noticed
-   * and the call ended (or aborted) before the hold runs out, so a yes that lands after a drop never writes.
+   * The send gate's single permission: true once per call, and only if the call is still live when it is
+   * granted. The claim is spent when asked, so a second one is refused even while the first is on hold. The
+   * watching gateway is told to probe its caller, and the claim is granted only once both the hold has passed
+   * and the gateway has confirmed that its probes went out without failing: a caller that left before the claim
+   * was asked is noticed and the call ended first, so a yes that lands after a drop never writes, and a gateway
+   * too slow to probe delays the claim (up to CLAIM_CONFIRM_MAX_MS, then refuses it) rather than guessing.
    */
   async claim(key: string, nonce: string): Promise<boolean> {
     this.served++;
-    await this.load();
-    const record = this.calls.get(key);
-    if (record === undefined || record.nonce !== nonce || record.state !== "live" || record.claimed || Date.now() >= record.deadline) return false;
-    record.claimed = true;
-    await this.persist(key, record);
-    void record.notify?.write(encoder.encode(`${"probe" satisfies WatchWord}\n`)).catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, claimHoldMs(this.env as Record<string, unknown>)));
-    return record.state === "live" && Date.now() < record.deadline;
+    const record = this.row(key);
+    if (record === undefined || record.nonce !== nonce || record.state !== "live" || record.claimed !== 0 || Date.now() >= record.deadline) return false;
+    this.ctx.storage.sql.exec("UPDATE calls SET claimed = 1 WHERE key = ?", key);
+    let wake = () => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const held: Held = { nonce, confirmed: false, wake };
+    this.held.set(key, held);
+    const watcher = this.watchers.get(key);
+    if (watcher?.nonce === nonce) void watcher.notify.write(encoder.encode(`${"probe" satisfies WatchWord}\n`)).catch(() => {});
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    const after = (ms: number) => new Promise<void>((resolve) => timers.push(setTimeout(resolve, Math.max(0, ms))));
+    const giveUp = after(Math.min(CLAIM_CONFIRM_MAX_MS, record.deadline - Date.now()));
+    try {
+      await after(claimHoldMs(this.env as Record<string, unknown>));
+      if (!held.confirmed) await Promise.race([woken, giveUp]);
+    } finally {
+      for (const t of timers) clearTimeout(t);
+      if (this.held.get(key) === held) this.held.delete(key);
+    }
+    // The same call (its nonce), confirmed by its gateway, still live and before its deadline.
+    const now = this.row(key);
+    return held.confirmed && now !== undefined && now.nonce === nonce && now.state === "live" && Date.now() < now.deadline;
+  }
+
+  /** The gateway's word that it probed its caller after the claim was asked and none of the probes failed. */
+  async confirm(key: string, nonce: string): Promise<void> {
+    this.served++;
+    const held = this.held.get(key);
+    if (held === undefined || held.nonce !== nonce) return;
+    held.confirmed = true;
+    held.wake();
   }
 
   /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */
   async stats(): Promise<{ served: number; live: number }> {
-    let live = 0;
-    for (const r of this.calls.values()) if (r.state === "live") live++;
-    return { served: this.served, live };
+    return { served: this.served, live: this.liveCount() };
   }
 
   override async alarm(): Promise<void> {
-    await this.load();
     const now = Date.now();
-    for (const [key, record] of this.calls) {
-      if (record.state === "live" && now >= record.deadline) {
-        record.state = "expired";
-        await this.signal(record, "deadline");
-        await this.persist(key, record);
-      } else if (record.state !== "live" && now >= record.deadline + RETAIN_MS) {
-        this.calls.delete(key);
-        await this.ctx.storage.delete(`call:${key}`);
+    const due = this.ctx.storage.sql.exec<{ key: string; nonce: string; state: State }>("SELECT key, nonce, state FROM calls WHERE due <= ? ORDER BY due LIMIT ?", now, ALARM_BATCH).toArray();
+    for (const { key, nonce, state } of due) {
+      if (state === "live") {
+        this.settle(key, "expired");
+        this.signal(this.takeWatcher(key, nonce), "deadline");
+      } else {
+        this.ctx.storage.sql.exec("DELETE FROM calls WHERE key = ?", key);
       }
     }
     await this.scheduleAlarm();
   }
 
   /** Tells the watching gateway isolate; never waits on it, so a slow or gone reader cannot stall this object. */
-  private async signal(record: CallRecord, word: Exclude<WatchWord, "live">): Promise<void> {
-    const writer = record.notify;
-    if (writer === undefined) return;
-    record.notify = undefined;
+  private signal(watcher: Watcher | undefined, word: Exclude<WatchWord, "live" | "probe">): void {
+    if (watcher === undefined) return;
+    const writer = watcher.notify;
     void writer
       .write(encoder.encode(`${word}\n`))
       .then(() => writer.close())
       .catch(() => {});
   }
 
-  private close(record: CallRecord): void {
-    record.notify?.close().catch(() => {});
-    record.notify = undefined;
-  }
-
-  private async persist(key: string, r: CallRecord): Promise<void> {
-    await this.ctx.storage.put(`call:${key}`, { nonce: r.nonce, deadline: r.deadline, claimed: r.claimed, state: r.state });
-  }
-
+  /** The next record due (a live deadline or a deletion), read from the index. */
   private async scheduleAlarm(): Promise<void> {
-    let next = Number.POSITIVE_INFINITY;
-    for (const r of this.calls.values()) next = Math.min(next, r.state === "live" ? r.deadline : r.deadline + RETAIN_MS);
-    if (next === Number.POSITIVE_INFINITY) await this.ctx.storage.deleteAlarm();
+    const next = this.ctx.storage.sql.exec<{ at: number | null }>("SELECT min(due) AS at FROM calls").one().at;
+    if (next === null) await this.ctx.storage.deleteAlarm();
     else if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
   }
 }

@@ -218,6 +218,8 @@ export function serverBlock(name, indent) {
     `${pad}  path: /${name}`,
     `${pad}  entitlements: [user, reader]`,
     `${pad}  confirmations: true`,
+    // Its edge credential goes to one approval service only (docs/rules.md R-CONF-14): the local one; in production, yours.
+    `${pad}  approvalUrlPrefixes: [http://127.0.0.1:8788/api/v1/elicitations/session/]`,
     `${pad}  confirmationHeaders:`,
     `${pad}    CF-Access-Client-Id: "\${APPROVALS_CF_ACCESS_CLIENT_ID}"`,
     `${pad}    CF-Access-Client-Secret: "\${APPROVALS_CF_ACCESS_CLIENT_SECRET}"`,

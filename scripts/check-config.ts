@@ -96,6 +96,30 @@ export function checkBundles(roster: Roster, tree: BundleTree): RosterError[] {
       errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path}, which ${where} does not serve; its ${MANIFEST} lists ${bundle.manifest.mounts.join(", ")}` });
     }
   });
+  errors.push(...checkWaivedMounts(roster, bindings));
+  return errors;
+}
+
+/**
+ * A waived slug never shares a mount with an asking one (docs/rules.md R-CONF-5), compared by the service each
+ * binding resolves to: two binding names for one Worker are one mailbox. The schema compares binding names,
+ * since the gateway cannot read wrangler.toml; this adds the case it cannot see.
+ */
+export function checkWaivedMounts(roster: Roster, bindings: ReadonlyMap<string, string | undefined>): RosterError[] {
+  const errors: RosterError[] = [];
+  roster.servers.forEach((s, i) => {
+    if (s.kind !== "bundle" || !s.skipConfirmations || s.bundle === undefined) return;
+    const service = bindings.get(s.bundle);
+    if (service === undefined) return;
+    roster.servers.forEach((t, j) => {
+      if (j === i || t.kind !== "bundle" || !t.confirmations || t.bundle === undefined || t.bundle === s.bundle) return;
+      if (bindings.get(t.bundle) !== service || t.path !== s.path) return;
+      errors.push({
+        path: `servers[${i}].skipConfirmations`,
+        message: `shares service ${service} and path ${s.path} with servers[${j}] ("${t.slug}"), which declares confirmations: true (bindings ${s.bundle} and ${t.bundle} both resolve to ${service} in wrangler.toml)`,
+      });
+    });
+  });
   return errors;
 }
 

@@ -1,9 +1,8 @@
 // The gateway Worker: authenticates the caller, checks the request, picks the mounts and hands the
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
-import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
+import { createMcpHandler, type McpHttpHandler, originValidationResponse } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { readCappedText } from "../contract/body";
-import { claimHoldMs } from "../contract/call-registry";
+import { discardBody, readCappedText } from "../contract/body";
 import { RpcCode } from "../contract/rpc";
 import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
@@ -50,10 +49,16 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       writeRequestLog({ ...line, durationMs: Date.now() - started });
       return response;
     };
+    // A refusal before the body is read drops the body first: workerd resets a kept-alive connection whose
+    // request body was left unread, and the caller's next request on it would fail (contract/body.ts).
+    const refuse = async (response: Response, outcome: string): Promise<Response> => {
+      await discardBody(c.req.raw);
+      return finish(response, outcome);
+    };
 
     if (roster === undefined) {
       console.error(JSON.stringify({ event: "config_error", errors: parsed.ok ? [] : parsed.errors }));
-      return finish(rpcError(503, RpcCode.Internal, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
+      return refuse(rpcError(503, RpcCode.Internal, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
     }
     ready ??= (() => {
       const { table, unseeded } = CallerTable.build(roster, c.env);
@@ -64,17 +69,21 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     const { callers, problems } = ready;
     if (problems.length > 0) {
       console.error(JSON.stringify({ event: "config_error", errors: problems }));
-      return finish(rpcError(503, RpcCode.Internal, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
+      return refuse(rpcError(503, RpcCode.Internal, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
     }
+    // A browser page's request carries an Origin; only the roster's allowedOrigins may call (the 2025-11-25
+    // transport requires the check, against DNS rebinding). Server-side clients send none (docs/rules.md R-MCP-3).
+    const badOrigin = originValidationResponse(c.req.raw, roster.gateway.allowedOrigins);
+    if (badOrigin !== undefined) return refuse(badOrigin, "origin_refused");
 
     const caller = callers.authenticate(c.req.header("authorization") ?? null);
     if (caller === undefined) {
-      return finish(rpcError(401, RpcCode.Unauthenticated, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
+      return refuse(rpcError(401, RpcCode.Unauthenticated, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
     }
     line.caller = caller.id;
 
     const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-    if (contentType !== "application/json") return finish(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
+    if (contentType !== "application/json") return refuse(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
     const body = await readCappedText(c.req.raw, MAX_BODY_BYTES);
     if (!body.ok) {
       return finish(
@@ -101,15 +110,6 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     if (!selection.ok) return finish(rpcError(400, RpcCode.InvalidParams, selection.message, id), "unknown_server");
     line.slugs = selection.servers.map((s) => s.slug);
 
-    if (msg.method === "notifications/cancelled") {
-      // Stateless: the call it names may be in flight on another isolate; its record knows where.
-      const target = params.requestId;
-      if (typeof target === "string" || typeof target === "number") {
-        await cancelCall(c.env.CALLS, caller.id, requestKey(target)).catch(() => false);
-      }
-      return finish(new Response(null, { status: 202 }), "cancel_relayed");
-    }
-
     const gw: GatewayRequest = {
       roster,
       env: c.env,
@@ -119,6 +119,26 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       waitUntil: (p) => c.executionCtx.waitUntil(p),
       log: { tool: null, outcome: "ok" },
     };
+    const authInfo = { token: "", clientId: caller.id, scopes: caller.roles, extra: { gateway: gw } };
+
+    if (msg.method === "notifications/cancelled") {
+      // The SDK checks the cancel as it checks every request (Accept, MCP-Protocol-Version, the 2026-07-28
+      // envelope) and acknowledges it 202; only then is it relayed (docs/rules.md R-MCP-1). Stateless: the
+      // call it names may be in flight on another isolate; its record knows where.
+      let checked: Response;
+      try {
+        checked = await plain.fetch(c.req.raw, { parsedBody: message, authInfo });
+      } catch {
+        return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
+      }
+      if (checked.status !== 202) return finish(checked, "rejected");
+      const target = params.requestId;
+      if (typeof target === "string" || typeof target === "number") {
+        await cancelCall(c.env.CALLS, caller.id, requestKey(target)).catch(() => false);
+      }
+      return finish(checked, "cancel_relayed");
+    }
+
     const quick = await fastLane(c.req.raw, msg, gw);
     if (quick !== undefined) {
       line.tool = gw.log.tool;
@@ -129,15 +149,15 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     const handler = target !== undefined && isGated(target.server) ? streamed : plain;
     let response: Response;
     try {
-      response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo: { token: "", clientId: caller.id, scopes: caller.roles, extra: { gateway: gw } } });
+      response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo });
     } catch {
       return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
     }
-    if (handler === streamed && response.body !== null) {
+    // Only an event stream is probed: the SDK's JSON refusals (406, 400) pass as they are, valid JSON (docs/rules.md R-KEEP-1).
+    if (handler === streamed && response.body !== null && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
       // While a claim of this call is on hold, probe the caller so that one who left is noticed in time.
       const probed = probedStream();
-      const holdMs = claimHoldMs(c.env);
-      gw.probeCaller = () => probed.probe(holdMs);
+      gw.probeCaller = probed.probe;
       response = new Response(response.body.pipeThrough(probed.transform), response);
     }
     // The log line waits for the handler, whose outcome is known only when a streamed call ends.

@@ -1,16 +1,21 @@
 // A confirmed call's answer stream, as the caller receives it. workerd notices a caller that left only when
-// a write to it fails, so while a claim of the call is on hold (contract/call-registry.ts) this writes an SSE
-// comment frame every PROBE_INTERVAL_MS: a caller gone before the claim was asked is noticed, the stream is
-// cancelled (which ends the call) and the claim is refused before its hold runs out.
-import { PROBE_INTERVAL_MS } from "../contract/call-registry";
+// a write to it fails, so while a claim of the call is on hold (contract/call-registry.ts) this writes SSE
+// comment frames to the caller: a caller gone before the claim was asked is noticed, the stream is cancelled
+// (which ends the call) and the claim is refused. The gateway vouches for its caller only once it has pushed
+// PROBES_FOR_LIVENESS probes out, each after the runtime had taken the one before, and none failed: a loaded
+// runtime that does not take them in time delays the claim rather than letting an unnoticed drop through.
+import { CLAIM_CONFIRM_MAX_MS, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 
 const PROBE = new TextEncoder().encode(": probe\n\n");
 
 export interface ProbedStream {
   /** Put between the SDK's event stream and the response. */
   transform: TransformStream<Uint8Array, Uint8Array>;
-  /** Probes the caller for the next `forMs` (a later call extends it). */
-  probe: (forMs: number) => void;
+  /**
+   * Probes the caller: true once `needed` probes went out one after another without failing, false when the
+   * stream is gone or over first, or nothing could be pushed out within CLAIM_CONFIRM_MAX_MS.
+   */
+  probe: () => Promise<boolean>;
 }
 
 /** True when the chunk ends an SSE frame, so a probe written next cannot split an event. */
@@ -19,23 +24,38 @@ function endsFrame(chunk: Uint8Array): boolean {
   return n >= 2 && chunk[n - 1] === 0x0a && (chunk[n - 2] === 0x0a || (n >= 3 && chunk[n - 2] === 0x0d && chunk[n - 3] === 0x0a));
 }
 
-export function probedStream(intervalMs: number = PROBE_INTERVAL_MS): ProbedStream {
+export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: number = PROBES_FOR_LIVENESS): ProbedStream {
   let controller: TransformStreamDefaultController<Uint8Array> | undefined;
   let atBoundary = true;
-  let until = 0;
+  let over = false;
+  /** Each running probe round: its verdict and how many of its probes the runtime has taken so far. */
+  const rounds = new Set<{ taken: number; outstanding: boolean; settle: (alive: boolean) => void }>();
   let timer: ReturnType<typeof setInterval> | undefined;
-  const stop = () => {
+  const finish = (alive: boolean) => {
+    for (const round of rounds) round.settle(alive);
+    rounds.clear();
     if (timer !== undefined) clearInterval(timer);
     timer = undefined;
+  };
+  const stop = () => {
+    over = true;
     controller = undefined;
+    finish(false);
   };
   const tick = () => {
-    if (controller === undefined || Date.now() > until) {
-      if (timer !== undefined) clearInterval(timer);
-      timer = undefined;
-      return;
+    if (controller === undefined || rounds.size === 0) return finish(false);
+    // An errored stream (the caller's side failed) has no queue any more.
+    if (controller.desiredSize === null) return stop();
+    // The runtime takes a chunk from the queue as it writes it on: a probe still queued was not sent yet.
+    if (controller.desiredSize < 0 || !atBoundary) return;
+    for (const round of [...rounds]) {
+      if (round.outstanding) round.taken++;
+      if (round.taken >= needed) {
+        rounds.delete(round);
+        round.settle(true);
+      } else round.outstanding = true;
     }
-    if (!atBoundary) return;
+    if (rounds.size === 0) return finish(true);
     try {
       controller.enqueue(PROBE);
     } catch {
@@ -57,10 +77,26 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS): ProbedStre
   });
   return {
     transform,
-    probe(forMs) {
-      until = Math.max(until, Date.now() + forMs);
-      tick();
-      timer ??= setInterval(tick, intervalMs);
+    probe() {
+      if (over) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        let settled = false;
+        const giveUp = setTimeout(() => round.settle(false), CLAIM_CONFIRM_MAX_MS);
+        const round = {
+          taken: 0,
+          outstanding: false,
+          settle: (alive: boolean) => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(giveUp);
+            rounds.delete(round);
+            resolve(alive);
+          },
+        };
+        rounds.add(round);
+        tick();
+        timer ??= setInterval(tick, intervalMs);
+      });
     },
   };
 }

@@ -1,12 +1,13 @@
 // The gateway side of a confirmed call's record in the CallRegistry Durable Object: register and watch,
 // so that a cancel landing on any isolate, or the deadline alarm, aborts this isolate's upstream fetch.
-import { type CallRegistryNamespace, type CallRegistryStub, requestKey, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
+import { type CallRegistryNamespace, type CallRegistryStub, MAX_LIVE_CALLS, requestKey, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
 import type { CallRef } from "../contract/channel";
 import { AbortReason } from "./upstream";
 
 export { requestKey };
 
-export type WatchResult = { ok: true; stop: () => void } | { ok: false; inFlight: boolean };
+/** `tooMany`: the caller already holds that many live calls (MAX_LIVE_CALLS), the most it may. */
+export type WatchResult = { ok: true; stop: () => void } | { ok: false; inFlight: boolean; tooMany?: number };
 
 function stubFor(ns: CallRegistryNamespace, scope: string): CallRegistryStub {
   return ns.get(ns.idFromName(scope));
@@ -15,14 +16,21 @@ function stubFor(ns: CallRegistryNamespace, scope: string): CallRegistryStub {
 export interface WatchHandlers {
   /** Fires with the reason when the record is cancelled or reaches its deadline. */
   abort: (reason: AbortReason) => void;
-  /** A claim of this call is on hold: write to the caller now, so that a caller that left is noticed in time. */
-  probe?: () => void;
+  /**
+   * A claim of this call is on hold: probe the caller, so that one that left is noticed in time. Resolves true
+   * once the probes went out without failing (the registry is then told the caller is there), false otherwise.
+   */
+  probe?: () => Promise<boolean>;
 }
 
 /** Registers the call and follows what its record says until stop() or the record's last word. */
 export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadline: number, on: WatchHandlers, timeoutMs: number): Promise<WatchResult> {
   const response = await stubFor(ns, ref.scope).fetch(`https://calls${WATCH_PATH}`, { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline } satisfies WatchRequest) });
   if (response.status === 409) return { ok: false, inFlight: true };
+  if (response.status === 429) {
+    response.body?.cancel().catch(() => {});
+    return { ok: false, inFlight: false, tooMany: MAX_LIVE_CALLS };
+  }
   if (!response.ok || response.body === null) return { ok: false, inFlight: false };
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -46,7 +54,7 @@ export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadlin
       for (;;) {
         const word = (await next()) as WatchWord | undefined;
         if (stopped || word === undefined) return;
-        if (word === "probe") on.probe?.();
+        if (word === "probe") void confirmWhenProbed(on, ns, ref);
         else if (word === "cancelled") return on.abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }));
         else if (word === "deadline") return on.abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
       }
@@ -61,6 +69,15 @@ export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadlin
       reader.cancel().catch(() => {});
     },
   };
+}
+
+/** Tells the registry the caller is there once its probes went out; says nothing if they failed or never ran. */
+async function confirmWhenProbed(on: WatchHandlers, ns: CallRegistryNamespace, ref: CallRef): Promise<void> {
+  try {
+    if (on.probe !== undefined && (await on.probe())) await stubFor(ns, ref.scope).confirm(ref.key, ref.nonce);
+  } catch {
+    // Unconfirmed, the claim is refused: failing here can only stop a write.
+  }
 }
 
 export function endCall(ns: CallRegistryNamespace, ref: CallRef): Promise<void> {

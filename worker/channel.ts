@@ -1,6 +1,7 @@
 // What a confirmed slug's tools/call carries under _meta["dev.strad/elicitation"] (docs/rules.md R-CHAN-3,
-// R-CHAN-4, R-CHAN-6). Only slugs declaring confirmations or skipConfirmations ever get the key (R-CHAN-1).
+// R-CHAN-4, R-CHAN-6, R-CHAN-12). Only slugs declaring confirmations or skipConfirmations ever get the key (R-CHAN-1).
 import type { CallRef, Channel } from "../contract/channel";
+import { checkUnderPrefix } from "../contract/url-policy";
 import type { Caller } from "./auth";
 import { checkElicitationUrl, describeUrlError } from "./elicitation-url";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
@@ -26,6 +27,11 @@ export function buildChannel(args: { server: ServerEntry; caller: Caller; header
   }
   const checked = checkElicitationUrl(args.headerValue, roster.gateway.elicitation.allowedUrlPrefixes);
   if (!checked.ok) return { slug, refused: describeUrlError(checked.error) };
+  // The slug's edge credential belongs to its own approval service: the URL is held to its prefixes too (R-CHAN-12).
+  const own = server.approvalUrlPrefixes;
+  if (own !== undefined && !checkUnderPrefix(checked.url, own, "approvalUrlPrefixes").ok) {
+    return { slug, refused: `X-Elicitation-Url was refused: it is not under any of the approvalUrlPrefixes of "${slug}"` };
+  }
   const headers = resolveHeaderMap(server.confirmationHeaders, slug, env);
   if (!headers.ok) return { slug, refused: `confirmationHeaders of "${slug}" need secret ${headers.missing}, which is not seeded` };
   return { slug, url: checked.url, ttlMs, headers: headers.headers, call };

@@ -1,6 +1,6 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
-import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext } from "@modelcontextprotocol/server";
+import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import type { CallRegistryNamespace } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
@@ -8,7 +8,7 @@ import type { Caller } from "./auth";
 import { endCall, requestKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
-import { exposedName, routeTool, type Selection } from "./selection";
+import { describeSelection, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
@@ -25,16 +25,27 @@ export interface GatewayRequest {
   log: { tool: string | null; outcome: string };
   /** Settles when the handler has finished (the response may still be streaming). */
   pending?: Promise<void>;
-  /** Writes to the caller's stream for a while, so that a caller that left is noticed (set by the app for streamed answers). */
-  probeCaller?: () => void;
+  /** Probes the caller's stream: true once the probes went out without failing (set by the app for streamed answers). */
+  probeCaller?: () => Promise<boolean>;
 }
 
 const LIST_PAGE_LIMIT = 20;
 /** The reason every finished call's upstream request is aborted with (it is immutable, so one serves all). */
 const CALL_ENDED = Object.freeze(new AbortReason(Object.freeze({ code: "UPSTREAM_ABORTED", reason: "the call has ended" })));
 
+/**
+ * The 2025-era revisions the gateway negotiates: the SDK's, less 2025-03-26, the one revision that requires
+ * JSON-RPC batches, which the gateway does not serve. An initialize asking for it is answered with the newest
+ * revision; a request whose MCP-Protocol-Version names it gets the SDK's unsupported-version error (docs/rules.md
+ * R-MCP-4). 2026-07-28 is added by the SDK itself on the modern leg.
+ */
+export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== "2025-03-26");
+
 export function createServer(gw: GatewayRequest): Server {
-  const server = new Server({ name: "strad", version: "0.1.0" }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: "strad", version: "0.1.0" },
+    { capabilities: { tools: {} }, instructions: describeSelection(gw.selection), supportedProtocolVersions: [...LEGACY_PROTOCOL_VERSIONS] },
+  );
   // Upstream answers pass through as they came; the SDK validates them on the way out.
   server.setRequestHandler("tools/list", (_request, ctx) => track(gw, listTools(gw, ctx)) as Promise<ListToolsResult>);
   server.setRequestHandler("tools/call", (request, ctx) => track(gw, callTool(gw, request.params as CallParams, ctx)) as Promise<CallToolResult>);
@@ -172,12 +183,16 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
       meta[CHANNEL_META_KEY] = channel;
       if (channel !== undefined && !("refused" in channel)) {
-        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, { abort, probe: () => gw.probeCaller?.() }, server.timeoutMs);
+        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false) }, server.timeoutMs);
         if (!watched.ok) {
-          gw.log.outcome = watched.inFlight ? "in_flight" : "registry_failed";
+          gw.log.outcome = watched.inFlight ? "in_flight" : watched.tooMany !== undefined ? "too_many_calls" : "registry_failed";
           throw new ProtocolError(
-            watched.inFlight ? RpcCode.InFlight : RpcCode.Internal,
-            watched.inFlight ? `a call with this request id is already in flight for caller "${gw.caller.id}"` : "the call could not be registered",
+            watched.inFlight || watched.tooMany !== undefined ? RpcCode.InFlight : RpcCode.Internal,
+            watched.inFlight
+              ? `a call with this request id is already in flight for caller "${gw.caller.id}"`
+              : watched.tooMany !== undefined
+                ? `caller "${gw.caller.id}" already has ${watched.tooMany} confirmed calls in flight, the most one caller may hold: wait for one to end`
+                : "the call could not be registered",
           );
         }
         stopWatch = watched.stop;

@@ -44,6 +44,12 @@ export const ServerSchema = z
     confirmations: z.boolean().default(false).describe("Forward the caller's approval channel to this slug's guarded tools."),
     skipConfirmations: z.boolean().default(false).describe("The mailbox is the agent's own: guarded tools act without asking."),
     confirmationHeaders: headerMap.default({}).describe("Headers the bundle puts on every approval request (e.g. a Cloudflare Access service token); needs confirmations: true."),
+    approvalUrlPrefixes: z
+      .array(prefix)
+      .optional()
+      .describe(
+        "The approval service this slug asks: entries of gateway.elicitation.allowedUrlPrefixes, all of one origin when the slug has confirmationHeaders. Absent: every allowed prefix. Needs confirmations: true.",
+      ),
     mayBeUnseeded: z.array(z.string().regex(ENV_NAME)).default([]).describe("Secret names that may be missing at start-up; a tool needing one refuses."),
     env: z
       .record(z.string().regex(ENV_NAME, "must be an environment variable name"), z.string())
@@ -62,6 +68,19 @@ const RosterBase = z
           })
           .prefault({})
           .describe("Where approval requests may go."),
+        allowedOrigins: z
+          .array(
+            z
+              .string()
+              .regex(
+                /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\]|[a-z][a-z0-9+.-]*:\/\/\*)$/,
+                'must be a hostname (no scheme, no port), an IPv6 address in brackets, or "<scheme>://*" for a browser extension scheme',
+              ),
+          )
+          .default([])
+          .describe(
+            "Hostnames a request's Origin header may name (any port), as the MCP SDK's Origin check takes them. A request carrying any other Origin is refused 403. Empty (the default): every request with an Origin is refused; requests without one (server-side MCP clients send none) pass.",
+          ),
       })
       .prefault({})
       .describe("Gateway-wide settings."),
@@ -121,6 +140,7 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
         issue(at("confirmationHeaders", name), `"${name}" is set by the bundle itself and cannot be configured`);
       }
     }
+    checkApprovalPrefixes(s, roster.gateway.elicitation.allowedUrlPrefixes, at, issue);
   });
 
   // A waived slug beside a gated one on the same mount would be an ungated door next to a gated one.
@@ -147,6 +167,44 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
       }
     }
   });
+}
+
+/** The origin (scheme, host, port) of a prefix; undefined for one the prefix rule already refuses. */
+function originOf(prefix: string): string | undefined {
+  try {
+    return new URL(prefix).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A slug's approval prefixes are some of the allowed ones, and a slug holding an edge credential reaches one
+ * origin only, so one approval service's token can never be sent to another (docs/rules.md R-CONF-14).
+ */
+function checkApprovalPrefixes(
+  s: z.output<typeof ServerSchema>,
+  allowed: readonly string[],
+  at: (...rest: (string | number)[]) => (string | number)[],
+  issue: (path: (string | number)[], message: string) => void,
+): void {
+  const own = s.approvalUrlPrefixes;
+  if (own !== undefined) {
+    if (s.kind !== "bundle") issue(at("approvalUrlPrefixes"), "a remote-http server cannot receive the approval channel");
+    else if (!s.confirmations) issue(at("approvalUrlPrefixes"), "approvalUrlPrefixes without confirmations: true would never be used");
+    own.forEach((p, k) => {
+      if (!allowed.includes(p)) issue(at("approvalUrlPrefixes", k), "is not one of gateway.elicitation.allowedUrlPrefixes (a slug's prefixes are a subset of them)");
+    });
+  }
+  if (!s.confirmations || Object.keys(s.confirmationHeaders).length === 0) return;
+  const origins = new Set((own ?? allowed).map(originOf).filter((o) => o !== undefined));
+  if (origins.size > 1) {
+    const from = own === undefined ? "every gateway.elicitation.allowedUrlPrefixes entry (approvalUrlPrefixes is absent)" : "its approvalUrlPrefixes";
+    issue(
+      at("approvalUrlPrefixes"),
+      `confirmationHeaders would reach ${origins.size} origins through ${from}; a slug with confirmationHeaders asks one approval service: list prefixes of one scheme, host and port`,
+    );
+  }
 }
 
 export interface RosterError {

@@ -6,11 +6,12 @@ import type { Roster, ServerEntry } from "./roster";
 
 export const TOOL_SEPARATOR = "__";
 
-export type Selection = { ok: true; servers: ServerEntry[]; prefixed: boolean } | { ok: false; message: string };
+/** `implicit`: the caller named no servers, so it got every one it is entitled to. */
+export type Selection = { ok: true; servers: ServerEntry[]; prefixed: boolean; implicit?: boolean } | { ok: false; message: string };
 
 export function selectServers(roster: Roster, caller: Caller, param: string | null): Selection {
   const entitled = roster.servers.filter((s) => isEntitled(caller, s.entitlements));
-  if (param === null) return { ok: true, servers: entitled, prefixed: entitled.length > 1 };
+  if (param === null) return { ok: true, servers: entitled, prefixed: entitled.length > 1, implicit: true };
   const slugs = param.split(",").map((s) => s.trim());
   if (slugs.some((s) => s === "")) return { ok: false, message: "?servers= holds an empty slug" };
   if (slugs.length > 64) return { ok: false, message: "?servers= names more than 64 servers" };
@@ -22,6 +23,22 @@ export function selectServers(roster: Roster, caller: Caller, param: string | nu
     if (!picked.includes(server)) picked.push(server);
   }
   return { ok: true, servers: picked, prefixed: picked.length > 1 };
+}
+
+/**
+ * The selection in words, for the `instructions` of the initialize and server/discover answers: a caller that
+ * named no servers learns which it got and how their tools are named (docs/rules.md R-MCP-5).
+ */
+export function describeSelection(selection: Extract<Selection, { ok: true }>): string {
+  const slugs = selection.servers.map((s) => s.slug);
+  const listed = slugs.length === 0 ? "none" : slugs.join(", ");
+  const chosen = selection.implicit
+    ? `No ?servers= was given, so every server this caller may use is selected: ${listed}. Name the ones you want with ?servers=<slug>,<slug> on the /mcp URL.`
+    : `Selected servers: ${listed}.`;
+  const naming = selection.prefixed
+    ? `Tools are named <slug>${TOOL_SEPARATOR}<tool> (for example ${slugs[0]}${TOOL_SEPARATOR}<tool>), so two servers' tools never share a name.`
+    : "Tool names are the server's own.";
+  return `${chosen} ${naming}`;
 }
 
 export function exposedName(server: ServerEntry, tool: string, prefixed: boolean): string {

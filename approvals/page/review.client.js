@@ -14,10 +14,40 @@
   var clockOffset = 0;
   var failures = 0;
 
-  // Controls and bidi overrides could hide or reorder what a person reads: show them as code points.
-  var INVISIBLE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u2069\uFEFF]/g;
+  // Controls, bidi overrides, fillers and other invisible characters could hide or reorder what a person
+  // reads: show them as code points (the bundles already replace them; this holds for any other sender).
+  var INVISIBLE_CHARS =
+    "\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\u00AD\\u034F\\u061C\\u115F\\u1160\\u1680\\u17B4\\u17B5\\u180B-\\u180F\\u2000-\\u200F\\u2028-\\u202F\\u205F-\\u206F\\u3000\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFFB\\u{1BCA0}-\\u{1BCA3}\\u{E0000}-\\u{E0FFF}";
+  var INVISIBLE = new RegExp(`[${INVISIBLE_CHARS}]`, "gu");
   function visible(text) {
-    return String(text).replace(INVISIBLE, (ch) => `\u27E6U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27E7`);
+    return String(text).replace(INVISIBLE, (ch) => `\u27E6U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27E7`);
+  }
+
+  // The block of caller values a bundle's prompt ends with (bundles/kit/prompt.ts): one "  Label: value" per line.
+  var VALUES_HEADING = "Values below are supplied by the caller, not by this server:";
+  var VALUE_LINE = /^ {2}([^:]{1,60}): (.*)$/;
+
+  // Every line of the message, as text. The caller's values go in a two-column list, each value in a box of
+  // its own, so a long value that wraps can never look like a new "Label:" line (docs/rules.md R-PROMPT-12).
+  function messageOf(text) {
+    var message = el("div", { class: "message", "data-testid": "prompt-message" });
+    var lines = String(text).split(/\r\n|\r|\n/);
+    var at = lines.indexOf(VALUES_HEADING);
+    (at === -1 ? lines : lines.slice(0, at + 1)).forEach((line) => {
+      message.appendChild(el("div", { class: "line", "data-testid": "prompt-line" }, line === "" ? "\u00A0" : line));
+    });
+    if (at === -1) return message;
+    var values = el("dl", { class: "values", "data-testid": "prompt-values" });
+    lines.slice(at + 1).forEach((line) => {
+      var pair = VALUE_LINE.exec(line);
+      var row = el("div", { class: "pair", "data-testid": "prompt-value-row" });
+      // A line that is not "  Label: value" is shown whole, boxed, under no label.
+      row.appendChild(el("dt", { "data-testid": "prompt-value-label" }, pair === null ? "" : `${pair[1]}:`));
+      row.appendChild(el("dd", { "data-testid": "prompt-value" }, pair === null ? line : pair[2]));
+      values.appendChild(row);
+    });
+    message.appendChild(values);
+    return message;
   }
 
   function el(tag, attrs, text) {
@@ -38,7 +68,7 @@
     return `${h > 0 ? `${h}:${String(m).padStart(2, "0")}` : String(m)}:${sec} left`;
   }
 
-  var OUTCOME = { accept: "Accepted", decline: "Declined", expired: "Expired: it can no longer be decided. Ask the agent to send it again." };
+  var OUTCOME = { accept: "Accepted", decline: "Declined", cancel: "Dismissed", expired: "Expired: it can no longer be decided. Ask the agent to send it again." };
 
   function detail(dl, label, value, testid) {
     if (value === null || value === undefined || value === "") return;
@@ -54,14 +84,7 @@
     top.appendChild(left);
     card.appendChild(top);
 
-    // The message as text, one element per line, so each caller-supplied value sits on its own line.
-    var message = el("div", { class: "message", "data-testid": "prompt-message" });
-    String(p.message)
-      .split(/\r\n|\r|\n/)
-      .forEach((line) => {
-        message.appendChild(el("div", { class: "line", "data-testid": "prompt-line" }, line === "" ? "\u00A0" : line));
-      });
-    card.appendChild(message);
+    card.appendChild(messageOf(p.message));
 
     var dl = el("dl", { class: "details" });
     detail(dl, "Tool", p.toolName, "prompt-detail-tool");
@@ -84,6 +107,9 @@
     var decline = el("button", { type: "button", class: "decline", "data-testid": "prompt-decline" }, "Decline");
     buttons.appendChild(accept);
     buttons.appendChild(decline);
+    // Clears an abandoned card: the prompt is cancelled, which never acts.
+    var dismiss = el("button", { type: "button", class: "dismiss", "data-testid": "prompt-dismiss" }, "Dismiss");
+    buttons.appendChild(dismiss);
     form.appendChild(buttons);
     card.appendChild(form);
 
@@ -103,6 +129,10 @@
     decline.addEventListener("click", () => {
       decide(entry, "decline");
     });
+    entry.dismiss = dismiss;
+    dismiss.addEventListener("click", () => {
+      decide(entry, "dismiss");
+    });
     return entry;
   }
 
@@ -116,8 +146,9 @@
     entry.box.disabled = !open || entry.busy;
     entry.accept.disabled = !open || entry.busy || !entry.box.checked;
     entry.decline.disabled = !open || entry.busy;
+    if (entry.dismiss) entry.dismiss.disabled = !open || entry.busy;
     var status = open ? "" : OUTCOME[p.status === "pending" ? "expired" : p.status] || p.status;
-    if (p.decidedBy && (p.status === "accept" || p.status === "decline")) status += ` by ${p.decidedBy}`;
+    if (p.decidedBy && (p.status === "accept" || p.status === "decline" || p.status === "cancel")) status += ` by ${p.decidedBy}`;
     entry.outcome.textContent = visible(status);
   }
 

@@ -37,8 +37,17 @@ async function summariseMeta(meta: Record<string, unknown> | undefined): Promise
   };
 }
 
-export function echoServer(mount: string): McpServer {
+/**
+ * The test probes (report_meta: hashes of the channel's edge credential and the call nonce; claim_race) are
+ * served only where the dev switch is on, never beside a production token (docs/rules.md R-TOOL-6).
+ */
+export function devProbesOn(env: Record<string, unknown>): boolean {
+  return env.STRAD_DEV_PROBES === "1";
+}
+
+export function echoServer(mount: string, env: Record<string, unknown>): McpServer {
   const server = new McpServer({ name: `strad-echo/${mount}`, version: "0.1.0" });
+  const probes = devProbesOn(env);
 
   server.registerTool("echo", { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string().max(10_000) }), annotations: READ_ONLY }, async ({ text }) => ({
     content: [{ type: "text", text }],
@@ -49,14 +58,16 @@ export function echoServer(mount: string): McpServer {
     structuredContent: { sum: a + b },
   }));
 
-  server.registerTool(
-    "report_meta",
-    { description: "Reports which _meta keys reached this mount (credentials hashed).", inputSchema: z.object({}), annotations: READ_ONLY },
-    async (_args, ctx: ServerContext) => {
-      const summary = await summariseMeta(ctx.mcpReq._meta as Record<string, unknown> | undefined);
-      return { content: [{ type: "text", text: JSON.stringify({ mount, ...summary }) }] };
-    },
-  );
+  if (probes) {
+    server.registerTool(
+      "report_meta",
+      { description: "Reports which _meta keys reached this mount (credentials hashed).", inputSchema: z.object({}), annotations: READ_ONLY },
+      async (_args, ctx: ServerContext) => {
+        const summary = await summariseMeta(ctx.mcpReq._meta as Record<string, unknown> | undefined);
+        return { content: [{ type: "text", text: JSON.stringify({ mount, ...summary }) }] };
+      },
+    );
+  }
 
   server.registerTool(
     "wait_for_abort",
@@ -110,24 +121,26 @@ export function echoServer(mount: string): McpServer {
     },
   );
 
-  server.registerTool(
-    "claim_race",
-    {
-      description: "Claims this call's record n times at once and reports how many claims succeeded (at most one may).",
-      inputSchema: z.object({ n: z.number().int().min(1).max(100) }),
-      annotations: READ_ONLY,
-    },
-    async ({ n }, ctx: ServerContext) => {
-      const parsed = ChannelSchema.safeParse((ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[CHANNEL_META_KEY]);
-      const call = parsed.success && "call" in parsed.data ? parsed.data.call : undefined;
-      if (call === undefined) return { content: [{ type: "text", text: "this call has no record to claim" }], isError: true };
-      const ns = currentScope().env.CALLS as CallRegistryNamespace;
-      const stub = ns.get(ns.idFromName(call.scope));
-      const results = await Promise.all(Array.from({ length: n }, () => stub.claim(call.key, call.nonce)));
-      const won = results.filter(Boolean).length;
-      return { content: [{ type: "text", text: String(won) }], structuredContent: { won } };
-    },
-  );
+  if (probes) {
+    server.registerTool(
+      "claim_race",
+      {
+        description: "Claims this call's record n times at once and reports how many claims succeeded (at most one may).",
+        inputSchema: z.object({ n: z.number().int().min(1).max(100) }),
+        annotations: READ_ONLY,
+      },
+      async ({ n }, ctx: ServerContext) => {
+        const parsed = ChannelSchema.safeParse((ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[CHANNEL_META_KEY]);
+        const call = parsed.success && "call" in parsed.data ? parsed.data.call : undefined;
+        if (call === undefined) return { content: [{ type: "text", text: "this call has no record to claim" }], isError: true };
+        const ns = currentScope().env.CALLS as CallRegistryNamespace;
+        const stub = ns.get(ns.idFromName(call.scope));
+        const results = await Promise.all(Array.from({ length: n }, () => stub.claim(call.key, call.nonce)));
+        const won = results.filter(Boolean).length;
+        return { content: [{ type: "text", text: String(won) }], structuredContent: { won } };
+      },
+    );
+  }
 
   return registerDemoTools(server, mount);
 }

@@ -1,6 +1,6 @@
 // Composes the RFC 5322 message Gmail sends. Every header value the caller chose is checked or encoded here,
 // so no recipient, subject or filename can add a header line (header injection) or break the MIME tree.
-import { hasLineBreakOrControl } from "../../contract/text";
+import { hasLineBreakOrControl, hasUnsafe } from "../../contract/text";
 
 export class InputError extends Error {
   constructor(message: string) {
@@ -46,6 +46,23 @@ function isEmail(text: string): boolean {
   return LOCAL.test(local) && !local.startsWith(".") && !local.endsWith(".") && !local.includes("..") && DOMAIN.test(text.slice(at + 1));
 }
 
+/**
+ * The longest display name shown. Real names fit well inside it ("Dr. Maria-Theresa von Hohenberg-Castellanos"
+ * is 44); a longer one is room to pad or to spell out a second, fake address (docs/rules.md R-PROMPT-10).
+ */
+export const MAX_DISPLAY_NAME_CHARS = 64;
+/** `@`, angle brackets and their look-alikes: a display name holding one can pose as an address. */
+const ADDRESS_LIKE = /[@\uff20\ufe6b<>\u2039\u203a\uff1c\uff1e\ufe64\ufe65\u3008\u3009\u300a\u300b\u2329\u232a\u27e8\u27e9\u276c-\u276f\u02c2\u02c3\u29fc\u29fd]/u;
+
+/** Why a display name is refused, or undefined when it may be shown and sent. */
+export function displayNameProblem(name: string): string | undefined {
+  if (ADDRESS_LIKE.test(name)) return "contains @, < or > or a character that looks like one, so it could pose as an address";
+  if (hasUnsafe(name)) return "contains an invisible, spacing or direction-changing character";
+  if (/\s{2,}/u.test(name)) return "contains a run of spaces";
+  if ([...name].length > MAX_DISPLAY_NAME_CHARS) return `is longer than ${MAX_DISPLAY_NAME_CHARS} characters`;
+  return undefined;
+}
+
 /** "ada@example.com" or "Ada Lovelace <ada@example.com>"; anything else is refused, never guessed at. */
 export function parseAddress(input: string): Address {
   if (hasLineBreakOrControl(input)) throw new InputError("a recipient contains a line break or control character");
@@ -54,8 +71,10 @@ export function parseAddress(input: string): Address {
   const email = (angled ? angled[2] : trimmed)?.trim() ?? "";
   if (!isEmail(email)) throw new InputError("a recipient is not a plain email address (name@example.com, or Name <name@example.com>)");
   let name = angled?.[1]?.trim() ?? "";
-  if (name.startsWith('"') && name.endsWith('"') && name.length >= 2) name = name.slice(1, -1);
-  if (/[<>]/.test(name)) throw new InputError("a recipient's display name contains < or >");
+  if (name.startsWith('"') && name.endsWith('"') && name.length >= 2) name = name.slice(1, -1).trim();
+  const problem = displayNameProblem(name);
+  // The address alone is named: the name is what is refused, and is never repeated.
+  if (problem !== undefined) throw new InputError(`the display name given for ${email} ${problem}; give the address alone or a plain name`);
   return name === "" ? { email } : { name, email };
 }
 

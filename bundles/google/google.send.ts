@@ -17,7 +17,14 @@ import { type Address, buildMime, InputError, MESSAGE_ID, parseAddress } from ".
 export const MAX_RECIPIENTS = 50;
 const MAX_REFERENCES = 20;
 
-const recipients = (what: string) => z.array(z.string().max(320)).max(MAX_RECIPIENTS).optional().describe(`${what}: "name@example.com" or "Name <name@example.com>", one per entry.`);
+const recipients = (what: string) =>
+  z
+    .array(z.string().max(320))
+    .max(MAX_RECIPIENTS)
+    .optional()
+    .describe(
+      `${what}: "name@example.com" or "Name <name@example.com>", one per entry. A name is at most 64 characters, with no @, < or > (or look-alikes) and no run of spaces; the address is shown first.`,
+    );
 const AttachmentSpecSchema = z.object({
   filename: z.string().max(255).optional().describe("The file's name as recipients see it. Required with content_base64; defaults to the URL's last path segment."),
   url: z.string().max(2048).optional().describe("An http(s) URL to fetch the file from; only URLs under the operator's GMAIL_ATTACHMENT_URL_PREFIXES are fetched."),
@@ -59,6 +66,8 @@ export interface ComposeTarget {
   cc: Address[];
   bcc: Address[];
   subject: string;
+  /** "original" when the subject is the default of a reply: `Re:` and the inbound mail's subject, which an outsider wrote. */
+  subjectFrom: "caller" | "original";
   text?: string;
   html?: string;
   bodySha256: string;
@@ -66,7 +75,7 @@ export interface ComposeTarget {
   attachments: Attachment[];
 }
 
-type DraftView = { readable: true; messageId: string; to: string[]; cc: string[]; bcc: string[]; subject: string; attachments: string[] } | { readable: false; why: string };
+type DraftView = { readable: true; messageId: string; to: Address[]; cc: Address[]; bcc: Address[]; subject: string; attachments: string[] } | { readable: false; why: string };
 
 export interface DraftTarget {
   kind: "draft";
@@ -133,6 +142,7 @@ export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox): Promi
     cc,
     bcc,
     subject: args.subject ?? replied?.subject ?? "",
+    subjectFrom: args.subject === undefined && replied !== undefined ? "original" : "caller",
     ...(args.text === undefined ? {} : { text: args.text }),
     ...(args.html === undefined ? {} : { html: args.html }),
     bodySha256: await sha256(JSON.stringify([args.text ?? null, args.html ?? null])),
@@ -161,26 +171,38 @@ export function splitAddresses(value: string | undefined): string[] {
   return out.filter((a) => a !== "").slice(0, 200);
 }
 
+/** A draft's recipients under the same rules as a caller's: one the prompt could not show truthfully fails the send (docs/rules.md R-PROMPT-10). */
+function draftRecipients(value: string | undefined): Address[] {
+  return splitAddresses(value).map((entry) => {
+    try {
+      return parseAddress(entry);
+    } catch (error) {
+      if (error instanceof InputError) throw new InputError(`the draft cannot be sent as it stands: ${error.message}`);
+      throw error;
+    }
+  });
+}
+
 async function resolveDraft(draftId: string, mailbox: Mailbox): Promise<DraftTarget> {
   const scope = currentScope();
   const from = await mailbox.address();
-  let draft: DraftView;
+  let read: Awaited<ReturnType<Mailbox["getDraft"]>>;
   try {
-    const read = await mailbox.getDraft(draftId, "full");
-    const payload = read.message.payload;
-    draft = {
-      readable: true,
-      messageId: read.message.id,
-      to: splitAddresses(header(payload, "To")),
-      cc: splitAddresses(header(payload, "Cc")),
-      bcc: splitAddresses(header(payload, "Bcc")),
-      subject: header(payload, "Subject") ?? "",
-      attachments: attachmentsOf(payload).map((a) => sanitizeFilename(a.filename)),
-    };
+    read = await mailbox.getDraft(draftId, "full");
   } catch (error) {
     if (!(error instanceof GmailError)) throw error;
-    draft = { readable: false, why: error.message };
+    return { kind: "draft", mount: scope.mount, from, draftId, draft: { readable: false, why: error.message } };
   }
+  const payload = read.message.payload;
+  const draft: DraftView = {
+    readable: true,
+    messageId: read.message.id,
+    to: draftRecipients(header(payload, "To")),
+    cc: draftRecipients(header(payload, "Cc")),
+    bcc: draftRecipients(header(payload, "Bcc")),
+    subject: header(payload, "Subject") ?? "",
+    attachments: attachmentsOf(payload).map((a) => sanitizeFilename(a.filename)),
+  };
   return { kind: "draft", mount: scope.mount, from, draftId, draft };
 }
 
@@ -208,6 +230,8 @@ export async function prepared<T>(work: () => Promise<T>): Promise<T> {
 }
 
 const formatted = (a: Address) => (a.name === undefined ? a.email : `${a.name} <${a.email}>`);
+/** As a person is shown it: the address whole and first, then the name (docs/rules.md R-PROMPT-10). */
+export const shownAddress = (a: Address) => (a.name === undefined ? a.email : `${a.email} (name: ${a.name})`);
 
 export function sendFingerprint(target: SendTarget): FingerprintInput {
   if (target.kind === "draft") {
@@ -220,9 +244,9 @@ export function sendFingerprint(target: SendTarget): FingerprintInput {
             from: target.from,
             draft: target.draftId,
             message: d.messageId,
-            to: { set: d.to },
-            cc: { set: d.cc },
-            bcc: { set: d.bcc },
+            to: { set: d.to.map(formatted) },
+            cc: { set: d.cc.map(formatted) },
+            bcc: { set: d.bcc.map(formatted) },
             subject: d.subject,
             attachments: { tuple: d.attachments },
           }
@@ -269,9 +293,9 @@ export function sendPrompt(target: SendTarget): PromptSpec {
       consequence: "A sent email cannot be recalled. The recipients, subject and attachment names below were read from the draft in Gmail just now; the body is not shown.",
       values: [
         { label: "Draft", value: target.draftId },
-        ...(d.to.length === 0 ? [{ label: "To", value: "(none)" }] : lines("To", d.to)),
-        ...lines("Cc", d.cc),
-        ...lines("Bcc", d.bcc),
+        ...(d.to.length === 0 ? [{ label: "To", value: "(none)" }] : lines("To", d.to.map(shownAddress))),
+        ...lines("Cc", d.cc.map(shownAddress)),
+        ...lines("Bcc", d.bcc.map(shownAddress)),
         { label: "Subject", value: d.subject === "" ? "(no subject)" : d.subject },
         ...lines("Attachment", d.attachments),
       ],
@@ -282,10 +306,11 @@ export function sendPrompt(target: SendTarget): PromptSpec {
     heading: `This will send an email from ${target.from} to ${count} recipient(s)${target.attachments.length > 0 ? ` with ${target.attachments.length} attachment(s)` : ""}.`,
     consequence: "A sent email cannot be recalled. The recipients, subject and attachments below are exactly what will go out; the body is not shown.",
     values: [
-      ...lines("To", target.to.map(formatted)),
-      ...lines("Cc", target.cc.map(formatted)),
-      ...lines("Bcc", target.bcc.map(formatted)),
-      { label: "Subject", value: target.subject === "" ? "(no subject)" : target.subject },
+      ...lines("To", target.to.map(shownAddress)),
+      ...lines("Cc", target.cc.map(shownAddress)),
+      ...lines("Bcc", target.bcc.map(shownAddress)),
+      // A reply's default subject was written by whoever sent the original: the label says so (docs/rules.md R-PROMPT-11).
+      { label: target.subjectFrom === "original" ? "Subject (from the original mail)" : "Subject", value: target.subject === "" ? "(no subject)" : target.subject },
       ...(target.reply === undefined ? [] : [{ label: "In reply to message", value: target.reply.messageId }]),
       ...target.attachments.map((a) => ({ label: "Attachment", value: `${a.filename} (${humanSize(a.bytes.byteLength)})` })),
     ],

@@ -6,7 +6,7 @@ import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations
 import { askPerson, preflight } from "./confirm";
 import { type FingerprintInput, fingerprint } from "./fingerprint";
 import { GateRefusal, gatedWrite } from "./gate";
-import { buildPrompt, cleanLine, type PromptSpec } from "./prompt";
+import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "./prompt";
 import { currentScope } from "./scope";
 
 export type GuardRule<T> = { kind: "always" } | { kind: "when"; applies: (target: T) => boolean | Promise<boolean> } | { kind: "never" };
@@ -102,7 +102,15 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
     return act(guard, target);
   }
 
-  const decision = await askPerson({ message: buildPrompt(pre.slug, guard.prompt(target)) });
+  // A prompt that cannot show what binds the approval whole is never sent (docs/rules.md R-PROMPT-9).
+  let message: string;
+  try {
+    message = buildPrompt(pre.slug, guard.prompt(target));
+  } catch (error) {
+    if (error instanceof PromptRefusal) return text(`Not done: ${error.message}, so no one was asked. Nothing was written.`, true);
+    throw error;
+  }
+  const decision = await askPerson({ message });
   switch (decision.kind) {
     case "refused":
       return refusal(decision.reason);

@@ -1,5 +1,9 @@
-// Covers the review page in dev mode: its markup, CSP and assets, the JSON it polls, CSRF-protected decisions, final and late decisions, and the dev-mode loopback guard.
+// Covers the review page in dev mode: its markup, CSP and assets, the JSON it polls, how a prompt's caller values are laid out in Chromium, CSRF-protected decisions, final and late decisions, and the dev-mode loopback guard.
+import { mkdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
 import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
@@ -173,4 +177,75 @@ describe("dev mode", () => {
     });
     expect(status).toBe(503);
   });
+});
+
+describe("issue 13 #2: the review page lays out each caller value so a wrap never looks like a new line", () => {
+  const SHOTS = fileURLToPath(new URL("../../test-output/screenshots", import.meta.url));
+  const long = `Quarterly report ${"and more words ".repeat(14)}Bcc: eve@attacker.example`;
+  const message = [
+    "gmail-rw-external: This will send an email from person@example.com to 2 recipient(s).",
+    "",
+    "A sent email cannot be recalled.",
+    "",
+    "Values below are supplied by the caller, not by this server:",
+    "  To: ada@example.com (name: Ada Lovelace)",
+    "  Cc: bob@example.com",
+    `  Subject (from the original mail): ${long}`,
+    "  Attachment: notes\u3164.txt (11 B)",
+    "not a value line",
+  ].join("\n");
+
+  it("issue 13 #2: renders the caller values as label and boxed value pairs, the whole message still there as text", async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    await newPrompt(elicitationUrl, { message });
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(reviewUrl);
+      const card = page.getByTestId("prompt").first();
+      await card.getByTestId("prompt-values").waitFor({ timeout: 15_000 });
+      await page.screenshot({ path: join(SHOTS, "review-values-phone.png"), fullPage: true });
+
+      // Every line of the message is on the card, as text: the lines before the values, then one label/value pair per line.
+      const lines = await card.getByTestId("prompt-line").allTextContents();
+      const labels = await card.getByTestId("prompt-value-label").allTextContents();
+      const values = await card.getByTestId("prompt-value").allTextContents();
+      expect(lines).toEqual([
+        "gmail-rw-external: This will send an email from person@example.com to 2 recipient(s).",
+        "\u00a0",
+        "A sent email cannot be recalled.",
+        "\u00a0",
+        "Values below are supplied by the caller, not by this server:",
+      ]);
+      expect(labels).toEqual(["To:", "Cc:", "Subject (from the original mail):", "Attachment:", ""]);
+      expect(values).toEqual(["ada@example.com (name: Ada Lovelace)", "bob@example.com", long, "notes\u27e6U+3164\u27e7.txt (11 B)", "not a value line"]);
+
+      // Each value sits in a box of its own, in a column right of the labels; the long one wraps inside its box.
+      const boxes = await card.getByTestId("prompt-value").evaluateAll((dds) =>
+        dds.map((dd) => {
+          const r = dd.getBoundingClientRect();
+          const style = (globalThis as unknown as { getComputedStyle: (e: Element) => { borderTopWidth: string } }).getComputedStyle(dd);
+          return { left: r.left, top: r.top, bottom: r.bottom, height: r.height, border: style.borderTopWidth, tag: dd.tagName };
+        }),
+      );
+      const labelBoxes = await card.getByTestId("prompt-value-label").evaluateAll((dts) => dts.map((dt) => dt.getBoundingClientRect().right));
+      const lineHeight = Math.min(...boxes.map((b) => b.height));
+      const subject = boxes[2];
+      expect(subject?.height).toBeGreaterThan(lineHeight * 2);
+      for (const box of boxes) {
+        expect(box.tag).toBe("DD");
+        expect(box.border).not.toBe("0px");
+        expect(box.left).toBeGreaterThanOrEqual(Math.max(...labelBoxes));
+      }
+      for (let i = 1; i < boxes.length; i++) expect(boxes[i]?.top).toBeGreaterThanOrEqual(boxes[i - 1]?.bottom ?? 0);
+      // The "Bcc:" inside the wrapped subject is inside the subject's box, never a label of its own.
+      expect(labels.some((l) => l.startsWith("Bcc"))).toBe(false);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

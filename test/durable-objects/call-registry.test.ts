@@ -5,16 +5,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_HOLD_MS } from "../../contract/call-registry";
+import { type CallRegistryNamespace, CLAIM_CONFIRM_MAX_MS, CLAIM_HOLD_MS, MAX_LIVE_CALLS } from "../../contract/call-registry";
 import type { CallRegistry } from "../../durable-objects/call-registry";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
+import { watchCall } from "../../worker/calls";
 
 interface Registry {
   fetch(url: string, init: RequestInit): Promise<Response>;
   claim: CallRegistry["claim"];
+  confirm: CallRegistry["confirm"];
   end: CallRegistry["end"];
   cancel: CallRegistry["cancel"];
+  stats: CallRegistry["stats"];
 }
 
 const built = mkdtempSync(join(tmpdir(), "strad-registry-"));
@@ -32,10 +35,24 @@ afterAll(async () => {
   rmSync(built, { recursive: true, force: true });
 });
 
-/** A registry of its own for each test (one object per caller scope, as the gateway names them). */
+const namespace = () => runtime.miniflare.getDurableObjectNamespace("CALLS");
+
+/** A registry of its own for each test (one object per caller scope, as the gateway names them), with its scope. */
+async function scoped(): Promise<{ calls: Registry; scope: string }> {
+  const ns = await namespace();
+  const scope = `test-scope-${++scopes}`;
+  return { calls: ns.get(ns.idFromName(scope)) as unknown as Registry, scope };
+}
+
 async function registry(): Promise<Registry> {
-  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS");
-  return ns.get(ns.idFromName(`test-scope-${++scopes}`)) as unknown as Registry;
+  return (await scoped()).calls;
+}
+
+/** A claim as the gateway answers it for a caller that is still there: its probes went out, so it confirms. */
+async function confirmedClaim(calls: Registry, key: string, nonce: string): Promise<boolean> {
+  const claim = calls.claim(key, nonce);
+  await calls.confirm(key, nonce);
+  return claim;
 }
 
 /** Registers a call as the gateway does, and reads the words its watch stream says. */
@@ -58,7 +75,7 @@ describe("CallRegistry", () => {
     expect(w.status).toBe(200);
     expect(await w.next()).toBe("live");
     expect(await calls.claim("n:1", "nonce-b")).toBe(false);
-    expect(await calls.claim("n:1", "nonce-a")).toBe(true);
+    expect(await confirmedClaim(calls, "n:1", "nonce-a")).toBe(true);
     expect(await calls.claim("n:1", "nonce-a")).toBe(false);
     expect(await calls.claim("n:2", "nonce-a")).toBe(false);
     await w.stop();
@@ -70,7 +87,7 @@ describe("CallRegistry", () => {
     const second = await watch(calls, "s:7", "nonce-b");
     expect(second.status).toBe(409);
     expect(await calls.claim("s:7", "nonce-b")).toBe(false);
-    expect(await calls.claim("s:7", "nonce-a")).toBe(true);
+    expect(await confirmedClaim(calls, "s:7", "nonce-a")).toBe(true);
     await first.stop();
   });
 
@@ -98,7 +115,7 @@ describe("CallRegistry", () => {
     const w = await watch(calls, "n:5", "nonce-a");
     expect(await w.next()).toBe("live");
     await calls.end("n:5", "nonce-b");
-    expect(await calls.claim("n:5", "nonce-a")).toBe(true);
+    expect(await confirmedClaim(calls, "n:5", "nonce-a")).toBe(true);
     expect(await w.next()).toBe("probe");
     await calls.end("n:5", "nonce-a");
     expect(await w.next()).toBe("closed");
@@ -115,7 +132,7 @@ describe("CallRegistry", () => {
     expect(fresh.status).toBe(200);
     expect(await calls.claim("n:6", "nonce-old")).toBe(false);
     await calls.end("n:6", "nonce-old");
-    expect(await calls.claim("n:6", "nonce-new")).toBe(true);
+    expect(await confirmedClaim(calls, "n:6", "nonce-new")).toBe(true);
     await fresh.stop();
   });
 
@@ -126,8 +143,38 @@ describe("CallRegistry", () => {
     const started = Date.now();
     const claim = calls.claim("n:20", "nonce-a");
     expect(await w.next()).toBe("probe");
+    // The gateway's confirmation comes early; the hold still runs its course.
+    await calls.confirm("n:20", "nonce-a");
     expect(await claim).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(CLAIM_HOLD_MS.fallback - 5);
+    await w.stop();
+  });
+
+  it("refuses a claim its gateway never confirms (a caller it could not vouch for), once the wait runs out", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:24", "nonce-a");
+    expect(await w.next()).toBe("live");
+    const started = Date.now();
+    const claim = calls.claim("n:24", "nonce-a");
+    expect(await w.next()).toBe("probe");
+    await calls.confirm("n:24", "nonce-other");
+    expect(await claim, "R-GATE-10: an unconfirmed claim is refused").toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(CLAIM_CONFIRM_MAX_MS - 50);
+    expect(await calls.claim("n:24", "nonce-a"), "the refused claim is spent").toBe(false);
+    await w.stop();
+  }, 20_000);
+
+  it("grants a claim confirmed late, as soon as the word comes, when the hold is long over", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:25", "nonce-a");
+    expect(await w.next()).toBe("live");
+    const claim = calls.claim("n:25", "nonce-a");
+    expect(await w.next()).toBe("probe");
+    await new Promise((r) => setTimeout(r, CLAIM_HOLD_MS.fallback + 400));
+    const confirmedAt = Date.now();
+    await calls.confirm("n:25", "nonce-a");
+    expect(await claim).toBe(true);
+    expect(Date.now() - confirmedAt).toBeLessThan(200);
     await w.stop();
   });
 
@@ -161,5 +208,72 @@ describe("CallRegistry", () => {
     const claim = calls.claim("n:23", "nonce-a");
     expect(await w.next()).toBe("probe");
     expect(await claim).toBe(false);
+  });
+});
+
+describe("a caller's live calls are capped, and deadlines are found among many records", () => {
+  it("issue 13 #14: refuses a watch past 256 live calls of one caller, which watchCall reports as its own outcome naming the cap; an ended or cancelled call frees its place", async () => {
+    const { calls, scope } = await scoped();
+    const open: Awaited<ReturnType<typeof watch>>[] = [];
+    for (let i = 0; i < MAX_LIVE_CALLS; i += 32) {
+      open.push(...(await Promise.all(Array.from({ length: Math.min(32, MAX_LIVE_CALLS - i) }, (_, j) => watch(calls, `n:${i + j}`, `nonce-${i + j}`)))));
+    }
+    expect(open.every((w) => w.status === 200)).toBe(true);
+    expect(MAX_LIVE_CALLS).toBe(256);
+    expect((await calls.stats()).live).toBe(MAX_LIVE_CALLS);
+
+    const over = await watch(calls, "n:overflow", "nonce-overflow");
+    expect(over.status, `R-CALL-10: a caller holds at most ${MAX_LIVE_CALLS} live calls`).toBe(429);
+    const result = await watchCall((await namespace()) as unknown as CallRegistryNamespace, { scope, key: "n:overflow-2", nonce: "nonce-x" }, Date.now() + 60_000, { abort: () => {} }, 60_000);
+    expect(result, "R-CALL-10: the gateway hears a distinct too-many outcome naming the cap").toEqual({ ok: false, inFlight: false, tooMany: MAX_LIVE_CALLS });
+
+    await calls.end("n:0", "nonce-0");
+    expect(await calls.cancel("n:1")).toBe(true);
+    const a = await watch(calls, "n:overflow", "nonce-overflow");
+    const b = await watch(calls, "n:overflow-2", "nonce-overflow-2");
+    expect([a.status, b.status], "R-CALL-10: an ended or cancelled call no longer counts toward the cap").toEqual([200, 200]);
+    expect((await watch(calls, "n:overflow-3", "nonce-overflow-3")).status).toBe(429);
+    // Claim and the rest still work at the cap.
+    expect(await confirmedClaim(calls, "n:overflow", "nonce-overflow")).toBe(true);
+    for (const w of [...open, a, b]) await w.stop();
+  }, 120_000);
+
+  it("issue 13 #14: tells the watcher of the one record due among many far-off ones, at its deadline, and frees its place", async () => {
+    const calls = await registry();
+    const far = await Promise.all(Array.from({ length: 64 }, (_, i) => watch(calls, `s:far-${i}`, `nonce-${i}`)));
+    const near = await watch(calls, "s:near", "nonce-near", Date.now() + 400);
+    expect(await near.next()).toBe("live");
+    const started = Date.now();
+    expect(await near.next(), "R-CALL-7: the deadline alarm reaches the record due, whatever else the object holds").toBe("deadline");
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await calls.claim("s:near", "nonce-near")).toBe(false);
+    expect((await calls.stats()).live).toBe(64);
+    expect(await confirmedClaim(calls, "s:far-3", "nonce-3"), "the far-off records are still live").toBe(true);
+    for (const w of far) await w.stop();
+  }, 60_000);
+});
+
+describe("claim-once on the real registry", () => {
+  it("issue 13 #18: grants one of 20 concurrent claims of a live call, and none after, naming the rule when it does not", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:1", "nonce-a");
+    expect(await w.next()).toBe("live");
+    const asked = Array.from({ length: 20 }, () => calls.claim("n:1", "nonce-a"));
+    await calls.confirm("n:1", "nonce-a");
+    const claims = await Promise.all(asked);
+    expect(claims.filter(Boolean).length, "R-GATE-4: a call's claim is granted exactly once, however many ask at once").toBe(1);
+    expect(await calls.claim("n:1", "nonce-a"), "R-GATE-4: a claim after the granted one is refused").toBe(false);
+    await calls.end("n:1", "nonce-a");
+    expect(await calls.claim("n:1", "nonce-a"), "R-GATE-4: an ended call is never claimed").toBe(false);
+    await w.stop();
+  });
+
+  it("issue 13 #18: refuses a claim with another nonce, naming the rule", async () => {
+    const calls = await registry();
+    const w = await watch(calls, "n:2", "nonce-a");
+    expect(await w.next()).toBe("live");
+    expect(await calls.claim("n:2", "nonce-b"), "R-CALL-6: only the nonce that registered the call can claim it").toBe(false);
+    expect(await confirmedClaim(calls, "n:2", "nonce-a"), "R-GATE-4: the registered nonce claims a live call").toBe(true);
+    await w.stop();
   });
 });

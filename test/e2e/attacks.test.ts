@@ -121,7 +121,7 @@ describe("a caller's forged channel never reaches a bundle", () => {
 
   it("a remote-http server never receives the channel or the caller's _meta, even beside a confirmed mount", async () => {
     const url = scripted.route(unique("remote"), {});
-    const client = await tamperedModern("remote-demo,echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": url, "mcp-param-x": "1" }, (body) => forgeInParams(body, FORGED_ASK));
+    const client = await tamperedModern("remote-demo,echo-scripted", { ...bearer(TOKENS.session), "x-elicitation-url": url, "mcp-param-x": "1" }, (body) => forgeInParams(body, FORGED_ASK));
     try {
       const result = await client.callTool({ name: "remote-demo__report_request", arguments: {}, _meta: { "dev.strad/elicitation": FORGED_ASK, "x-caller": 1 } });
       const report = JSON.parse(textOf(result as { content?: unknown })) as { headerNames: string[]; metaKeys: string[] };
@@ -143,12 +143,12 @@ describe("headers and names the caller chooses never steer a call", () => {
     const note = unique("steer-note");
     const r = await rawPost(
       { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo__echo", arguments: { text: note } } },
-      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url, "mcp-name": "echo-confirmed__demo_write", "mcp-method": "tools/call", "mcp-param-note": note },
-      "echo,echo-confirmed",
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url, "mcp-name": "echo-scripted__demo_write", "mcp-method": "tools/call", "mcp-param-note": note },
+      "echo,echo-scripted",
     );
     expect(dataOf(r.text)).toContain(note);
-    const modern = await tamperedModern("echo,echo-confirmed", { ...bearer(TOKENS.session), "x-elicitation-url": url }, (body, h) => {
-      h.set("mcp-name", "echo-confirmed__demo_write");
+    const modern = await tamperedModern("echo,echo-scripted", { ...bearer(TOKENS.session), "x-elicitation-url": url }, (body, h) => {
+      h.set("mcp-name", "echo-scripted__demo_write");
       return body;
     });
     try {
@@ -202,7 +202,7 @@ describe("request ids and cancels", () => {
   /** Keeps the response referenced and read, so only a cancel (never GC or backpressure) can end the call. */
   async function startWait(id: string | number, tag: string, url: string): Promise<{ controller: AbortController; body: Promise<string> }> {
     const controller = new AbortController();
-    const response = await fetch(mcpUrl("echo-confirmed"), {
+    const response = await fetch(mcpUrl("echo-scripted"), {
       method: "POST",
       signal: controller.signal,
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
@@ -253,7 +253,7 @@ describe("approval answers that must not act", () => {
     const r = await rawPost(
       { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "demo_write", arguments: { note } } },
       { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
-      "echo-confirmed",
+      "echo-scripted",
     );
     expect(dataOf(r.text)).toContain("Not done");
     await nothingMore();
@@ -262,14 +262,14 @@ describe("approval answers that must not act", () => {
 
   it("an accept that arrives after the channel's deadline never writes, and the call ends", async () => {
     const note = unique("late");
-    // echo-brief: timeoutMs 6000, so the bundle stops accepting answers at 4.5 s; this accept comes at 5 s.
+    // echo-scripted-brief: timeoutMs 6000, so the bundle stops accepting answers at 4.5 s; this accept comes at 5 s.
     const route = unique("late");
     const url = scripted.route(route, { poll: () => ({ ...ACCEPT, delayMs: 5_000 }) });
     const started = Date.now();
     const r = await rawPost(
       { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "demo_write", arguments: { note } } },
       { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
-      "echo-brief",
+      "echo-scripted-brief",
     );
     expect(Date.now() - started).toBeLessThan(7_000);
     expect(dataOf(r.text)).toMatch(/Not done|timed out/);
@@ -286,7 +286,7 @@ describe("approval answers that must not act", () => {
     const r = await rawPost(
       { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "demo_write", arguments: { note } } },
       { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
-      "echo-brief",
+      "echo-scripted-brief",
     );
     expect(Date.now() - started).toBeLessThan(7_000);
     expect(dataOf(r.text)).toMatch(/Not done|timed out/);
@@ -300,7 +300,7 @@ describe("approval answers that must not act", () => {
     const r = await rawPost(
       { jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "demo_write", arguments: { note: "x" } } },
       { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url },
-      "echo-confirmed",
+      "echo-scripted",
     );
     expect(r.text).toContain("HTTP 500");
     expect(r.text).not.toContain(marker);

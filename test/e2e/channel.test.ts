@@ -3,7 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { bearer, callsEnded, connectLegacy, connectModern, DEV_VARS, mcpUrl, quiet, rawPost, registryStats as readStats, recorder, sha256, TOKENS, textOf, waitFor } from "./helpers";
 
-const APPROVAL_URL = "http://127.0.0.1:8790/scripted/channel-test/";
+// Under the approval service's prefix, the one echo-confirmed and echo-brief may use; no test here asks it anything.
+const APPROVAL_URL = "http://127.0.0.1:8788/api/v1/elicitations/session/channel-test/";
+const SCRIPTED_URL = "http://127.0.0.1:8790/scripted/channel-test/";
 const legacy = { "mcp-protocol-version": "2025-11-25" };
 
 interface MetaReport {
@@ -114,7 +116,13 @@ describe("refusals reach the bundle with a reason a person can act on", () => {
     ],
     ["a console caller", "echo-confirmed", { ...bearer(TOKENS.console), "x-elicitation-url": APPROVAL_URL }, /console caller and has no session to ask/],
     ["a grant caller", "echo-confirmed", { ...bearer(TOKENS.grant), "x-elicitation-url": APPROVAL_URL }, /grant caller and has no session to ask/],
-    ["an unseeded confirmationHeaders ref", "echo-unseeded", { ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL }, /UNSEEDED_ACCESS_ID, which is not seeded/],
+    ["an unseeded confirmationHeaders ref", "echo-unseeded", { ...bearer(TOKENS.session), "x-elicitation-url": SCRIPTED_URL }, /UNSEEDED_ACCESS_ID, which is not seeded/],
+    [
+      "a URL under another approval service's prefix",
+      "echo-confirmed",
+      { ...bearer(TOKENS.session), "x-elicitation-url": SCRIPTED_URL },
+      /not under any of the approvalUrlPrefixes of "echo-confirmed"/,
+    ],
     ["an admin that names no channel", "echo-confirmed", bearer(TOKENS.admin), /no X-Elicitation-Url/],
   ];
 
@@ -132,6 +140,7 @@ describe("refusals reach the bundle with a reason a person can act on", () => {
     expect(report.channel?.call).toBeNull();
     // The refusal never repeats the credential.
     expect(report.channel?.refused).not.toContain("127.0.0.1:8790");
+    expect(report.channel?.refused).not.toContain("127.0.0.1:8788");
     expect(report.channel?.refused).not.toContain("example.com");
   });
 

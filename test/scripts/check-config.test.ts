@@ -185,7 +185,8 @@ describe("each bundle server against the tree it deploys with", () => {
     expect(r.lines.slice(1)).toEqual(
       expect.arrayContaining([expect.stringMatching(/^servers\[0\]\.path: slug "echo" mounts \/echo on bundle ECHO \(bundles\/echo\), whose bundle\.json does not list its mounts$/)]),
     );
-    expect(r.lines).toHaveLength(1 + 6);
+    // One line per echo server of the checked-in roster (echo, -confirmed, -waived, -unseeded, -short, -brief, -scripted, -scripted-brief).
+    expect(r.lines).toHaveLength(1 + 8);
   });
 
   it.each([
@@ -206,6 +207,72 @@ describe("each bundle server against the tree it deploys with", () => {
     const r = checkConfigText(rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("bundle: ECHO", "bundle: ECHOO\n    url: https://x.example/")), tree);
     expect(r.lines).toEqual(["servers[2].url: url belongs to remote-http servers only"]);
   });
+});
+
+describe("issue 13 #7: a waived slug never shares a mount with an asking one, compared by service", () => {
+  /** A tree on disk whose gateway binds GOOGLE and GOOGLE2 to one Worker, and OTHER to another serving the same path. */
+  function fixtureRoot(): string {
+    const root = mkdtempSync(join(dir, "same-service-"));
+    const put = (rel: string, text: string) => {
+      mkdirSync(join(root, rel, ".."), { recursive: true });
+      writeFileSync(join(root, rel), text);
+    };
+    const service = (binding: string, name: string) => `\n[[services]]\nbinding = "${binding}"\nservice = "${name}"\n`;
+    put("wrangler.toml", `name = "strad-gateway"\n${service("GOOGLE", "strad-bundle-google")}${service("GOOGLE2", "strad-bundle-google")}${service("OTHER", "strad-bundle-other")}`);
+    put("approvals/wrangler.toml", 'name = "strad-approvals"\n');
+    put("test/fakes/wrangler.toml", 'name = "strad-fakes"\n');
+    put("bundles/google/wrangler.toml", 'name = "strad-bundle-google"\n');
+    put("bundles/google/bundle.json", '{ "mounts": ["/gmail", "/gmail-agent"] }\n');
+    put("bundles/other/wrangler.toml", 'name = "strad-bundle-other"\n');
+    put("bundles/other/bundle.json", '{ "mounts": ["/gmail"] }\n');
+    return root;
+  }
+  const fixtureTree = () => readBundleTree(fixtureRoot());
+  const roster = (waived: { bundle: string; path: string }) => `servers:
+  - slug: gmail-rw
+    kind: bundle
+    bundle: GOOGLE
+    path: /gmail
+    entitlements: [user]
+    confirmations: true
+  - slug: gmail-agent
+    kind: bundle
+    bundle: ${waived.bundle}
+    path: ${waived.path}
+    entitlements: [user]
+    skipConfirmations: true
+`;
+
+  it("refuses a waived slug whose binding names the asking slug's service under another name, on the same path", () => {
+    const tree = fixtureTree();
+    expect(tree.services).toEqual([
+      { binding: "GOOGLE", service: "strad-bundle-google" },
+      { binding: "GOOGLE2", service: "strad-bundle-google" },
+      { binding: "OTHER", service: "strad-bundle-other" },
+    ]);
+    // The schema alone, which compares binding names, lets it through.
+    expect(checkConfigText(roster({ bundle: "GOOGLE2", path: "/gmail" }))).toEqual({ ok: true, lines: ["ok"] });
+    expect(checkConfigText(roster({ bundle: "GOOGLE2", path: "/gmail" }), tree)).toEqual({
+      ok: false,
+      lines: [
+        'servers[1].skipConfirmations: shares service strad-bundle-google and path /gmail with servers[0] ("gmail-rw"), which declares confirmations: true (bindings GOOGLE2 and GOOGLE both resolve to strad-bundle-google in wrangler.toml)',
+      ],
+    });
+  });
+
+  it("accepts the waived slug on its own path of that service, or on the same path of another service", () => {
+    const tree = fixtureTree();
+    expect(checkConfigText(roster({ bundle: "GOOGLE2", path: "/gmail-agent" }), tree)).toEqual({ ok: true, lines: ["ok"] });
+    expect(checkConfigText(roster({ bundle: "OTHER", path: "/gmail" }), tree)).toEqual({ ok: true, lines: ["ok"] });
+  });
+
+  it("the script refuses it too, reading the tree with --root", async () => {
+    const root = fixtureRoot();
+    writeFileSync(join(root, "strad.config.yaml"), roster({ bundle: "GOOGLE2", path: "/gmail" }));
+    const r = await run("--root", root);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^servers\[1\]\.skipConfirmations: shares service strad-bundle-google and path \/gmail with servers\[0\] \("gmail-rw"\)/);
+  }, 60_000);
 });
 
 describe.concurrent("check-config against a tree", { timeout: 60_000 }, () => {

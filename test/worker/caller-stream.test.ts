@@ -1,11 +1,13 @@
-// Covers the confirmed call's answer stream (worker/caller-stream.ts): probes are written while a claim is on hold
-// and only then, never inside an event, and a caller gone (the stream cancelled) cancels the SDK's stream behind it.
+// Covers the confirmed call's answer stream (worker/caller-stream.ts): probes are written only while a claim is on
+// hold, never inside an event, each only once the one before was taken; the caller is vouched for only after enough
+// probes went out, never when the stream is gone, over, or nobody takes what it writes.
 import { describe, expect, it } from "vitest";
 import { probedStream } from "../../worker/caller-stream";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PROBE = ": probe\n\n";
 
 /** A source standing in for the SDK's event stream: push chunks, see whether it was cancelled. */
 function source() {
@@ -32,58 +34,76 @@ function drain(readable: ReadableStream<Uint8Array>) {
       if (done) return;
       seen.push(dec.decode(value));
     }
-  })();
-  return { seen, done, reader };
+  })().catch(() => {});
+  return { seen, done, reader, probes: () => seen.filter((s) => s === PROBE).length };
 }
 
 describe("probedStream", () => {
-  it("writes no probe until a claim is on hold, then one every interval for the hold, then none", async () => {
+  it("writes no probe until a claim is on hold, then vouches for the caller once enough probes went out, and stops", async () => {
     const src = source();
-    const p = probedStream(10);
+    const p = probedStream(5, 4);
     const out = drain(src.stream.pipeThrough(p.transform));
     src.push('event: message\ndata: {"a":1}\n\n');
-    await sleep(50);
-    expect(out.seen.filter((s) => s === ": probe\n\n")).toHaveLength(0);
-    p.probe(60);
-    await sleep(120);
-    const probes = out.seen.filter((s) => s === ": probe\n\n").length;
+    await sleep(40);
+    expect(out.probes()).toBe(0);
+    expect(await p.probe()).toBe(true);
+    const probes = out.probes();
     expect(probes).toBeGreaterThanOrEqual(4);
-    expect(probes).toBeLessThanOrEqual(9);
-    await sleep(60);
-    expect(out.seen.filter((s) => s === ": probe\n\n").length).toBe(probes);
+    expect(probes).toBeLessThanOrEqual(5);
+    await sleep(40);
+    expect(out.probes(), "no probe after the round").toBe(probes);
     src.close();
     await out.done;
   });
 
   it("never writes a probe inside an event that arrived in pieces", async () => {
     const src = source();
-    const p = probedStream(5);
+    const p = probedStream(5, 4);
     const out = drain(src.stream.pipeThrough(p.transform));
     src.push('event: message\ndata: {"par');
-    p.probe(40);
+    await sleep(10);
+    const verdict = p.probe();
     await sleep(30);
     src.push('t":2}\n\n');
-    await sleep(30);
+    expect(await verdict).toBe(true);
     src.close();
     await out.done;
     const text = out.seen.join("");
     const event = 'event: message\ndata: {"part":2}\n\n';
-    // Probes may come before or after the event, never between its pieces.
     expect(text).toContain(event);
-    expect(text.replaceAll(": probe\n\n", "")).toBe(event);
-    expect(text.length).toBeGreaterThan(event.length);
+    expect(text.replaceAll(PROBE, "")).toBe(event);
   });
 
-  it("stops probing without an error once the caller is gone, and cancels the SDK's stream behind it", async () => {
+  it("does not vouch for a caller whose runtime takes nothing: probes pile up unsent", async () => {
     const src = source();
-    const p = probedStream(5);
+    const p = probedStream(5, 4);
+    // Nobody reads the stream: the first probe stays queued and no second is written.
+    src.stream.pipeThrough(p.transform);
+    const verdict = await Promise.race([p.probe(), sleep(300).then(() => "still waiting")]);
+    expect(verdict).toBe("still waiting");
+  });
+
+  it("says the caller is gone once the stream was cancelled, and cancels the SDK's stream behind it", async () => {
+    const src = source();
+    const p = probedStream(5, 4);
     const out = drain(src.stream.pipeThrough(p.transform));
     src.push(": keepalive\n\n");
     await sleep(10);
     await out.reader.cancel(new Error("the caller went away"));
     await sleep(10);
     expect(src.cancelled()).toBe(true);
-    expect(() => p.probe(50)).not.toThrow();
-    await sleep(30);
+    expect(await p.probe()).toBe(false);
+  });
+
+  it("says no once the call's stream is over, also to a round already running", async () => {
+    const src = source();
+    const p = probedStream(50, 100);
+    const out = drain(src.stream.pipeThrough(p.transform));
+    const verdict = p.probe();
+    await sleep(20);
+    src.close();
+    expect(await verdict).toBe(false);
+    await out.done;
+    expect(await p.probe()).toBe(false);
   });
 });

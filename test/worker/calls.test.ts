@@ -9,7 +9,11 @@ import type { AbortReason, UpstreamError } from "../../worker/upstream";
 function registry(status: number, words: string[]) {
   let sendMore: ((word: string) => void) | undefined;
   const encoder = new TextEncoder();
+  const confirmed: string[] = [];
   const stub = {
+    confirm: async (key: string, nonce: string) => {
+      confirmed.push(`${key}/${nonce}`);
+    },
     fetch: async () => {
       if (status !== 200) return new Response("refused", { status });
       const stream = new ReadableStream<Uint8Array>({
@@ -22,18 +26,23 @@ function registry(status: number, words: string[]) {
     },
   };
   const ns = { idFromName: (name: string) => name, get: () => stub } as unknown as CallRegistryNamespace;
-  return { ns, say: (word: string) => sendMore?.(word) };
+  return { ns, say: (word: string) => sendMore?.(word), confirmed };
 }
 
 const ref = { scope: "alice", key: requestKey(7), nonce: "nonce-0123456789abcdef" };
 const tick = () => new Promise((r) => setTimeout(r, 20));
 
-async function watched(words: string[], status = 200) {
+/** `alive`: what each probe round finds (the caller still there, or not). */
+async function watched(words: string[], status = 200, alive = true) {
   const reasons: UpstreamError[] = [];
   let probes = 0;
-  const { ns, say } = registry(status, words);
-  const result = await watchCall(ns, ref, Date.now() + 5_000, { abort: (reason: AbortReason) => reasons.push(reason.error), probe: () => probes++ }, 5_000);
-  return { result, reasons, say, probes: () => probes };
+  const { ns, say, confirmed } = registry(status, words);
+  const probe = async () => {
+    probes++;
+    return alive;
+  };
+  const result = await watchCall(ns, ref, Date.now() + 5_000, { abort: (reason: AbortReason) => reasons.push(reason.error), probe }, 5_000);
+  return { result, reasons, say, probes: () => probes, confirmed };
 }
 
 describe("watchCall", () => {
@@ -56,6 +65,16 @@ describe("watchCall", () => {
     say("cancelled");
     await tick();
     expect(reasons).toEqual([{ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }]);
+  });
+
+  it("confirms the caller to the registry only when its probes went out, and never for a caller found gone", async () => {
+    const there = await watched(["live", "probe"]);
+    await tick();
+    expect(there.confirmed, "R-GATE-10: a caller whose probes went out is confirmed").toEqual([`${ref.key}/${ref.nonce}`]);
+    const gone = await watched(["live", "probe"], 200, false);
+    await tick();
+    expect(gone.probes()).toBe(1);
+    expect(gone.confirmed, "R-GATE-10: a caller whose probes failed is never confirmed").toEqual([]);
   });
 
   it("probes the caller each time a claim is put on hold, and still hears a cancel after the probes", async () => {

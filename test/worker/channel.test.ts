@@ -117,7 +117,7 @@ describe("a confirmed slug", () => {
   });
 
   it("an empty allowlist refuses every confirmed call", () => {
-    const empty: Roster = { ...R, gateway: { elicitation: { allowedUrlPrefixes: [] } } };
+    const empty: Roster = { ...R, gateway: { ...R.gateway, elicitation: { allowedUrlPrefixes: [] } } };
     const channel = buildChannel({ server: server("plain-confirmed"), caller: caller("session"), headerValue: URL_OK, roster: empty, env: ENV, call: CALL });
     expect(channel).toEqual({ slug: "plain-confirmed", refused: expect.stringMatching(/allowedUrlPrefixes is empty/) });
   });
@@ -180,5 +180,62 @@ describe("slugs that get no key at all", () => {
 
   it("gated bundle slugs are exactly those declaring confirmations or skipConfirmations", () => {
     expect(R.servers.filter(isGated).map((s) => s.slug)).toEqual(["gmail-rw", "gmail-agent", "gmail-unseeded", "plain-confirmed"]);
+  });
+});
+
+describe("issue 13 #4: the edge credential stays with its service", () => {
+  const OTHER = "https://approvals.other.example/api/v1/elicitations/session/";
+  const result = validateRoster({
+    gateway: { elicitation: { allowedUrlPrefixes: [PREFIX, OTHER] } },
+    servers: [
+      {
+        slug: "mail-zimmer",
+        kind: "bundle",
+        bundle: "GOOGLE",
+        path: "/gmail",
+        entitlements: ["user"],
+        confirmations: true,
+        approvalUrlPrefixes: [PREFIX],
+        confirmationHeaders: { "CF-Access-Client-Id": "${CF_ID}", "CF-Access-Client-Secret": "${CF_SECRET}" },
+      },
+      { slug: "mail-plain", kind: "bundle", bundle: "GOOGLE", path: "/plain", entitlements: ["user"], confirmations: true },
+    ],
+  });
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  const two = result.roster;
+  const at = (slug: string, headerValue: string | null) => {
+    const entry = two.servers.find((s) => s.slug === slug) as ServerEntry;
+    const channel = buildChannel({ server: entry, caller: caller("session"), headerValue, roster: two, env: ENV, call: CALL });
+    if (channel !== undefined) expect(ChannelSchema.safeParse(channel).success).toBe(true);
+    return channel;
+  };
+
+  it("issue 13 #4: a URL under another allowed service's prefix is refused naming approvalUrlPrefixes, never the URL, and carries no header", () => {
+    const channel = at("mail-zimmer", `${OTHER}tok-S3CRET/`);
+    expect(channel).toEqual({ slug: "mail-zimmer", refused: 'X-Elicitation-Url was refused: it is not under any of the approvalUrlPrefixes of "mail-zimmer"' });
+    const text = JSON.stringify(channel);
+    for (const leak of ["S3CRET", "other.example", "shared-id", "own-secret"]) expect(text).not.toContain(leak);
+  });
+
+  it("issue 13 #4: the slug's own prefix still gets the URL and its headers", () => {
+    expect(at("mail-zimmer", URL_OK)).toEqual({
+      slug: "mail-zimmer",
+      url: URL_OK,
+      ttlMs: 105_000,
+      headers: { "CF-Access-Client-Id": "shared-id", "CF-Access-Client-Secret": "shared-secret" },
+      call: CALL,
+    });
+  });
+
+  it("issue 13 #4: a URL outside every allowed prefix keeps the allowlist's own reason, and a slug without approvalUrlPrefixes may use every allowed prefix", () => {
+    expect(at("mail-zimmer", "https://evil.example/x/")).toEqual({ slug: "mail-zimmer", refused: expect.stringMatching(/not under any of gateway\.elicitation\.allowedUrlPrefixes/) });
+    expect(at("mail-plain", `${OTHER}tok/`)).toMatchObject({ slug: "mail-plain", url: `${OTHER}tok/`, headers: {} });
+    expect(at("mail-plain", URL_OK)).toMatchObject({ slug: "mail-plain", url: URL_OK });
+  });
+
+  it("issue 13 #4: an empty approvalUrlPrefixes refuses every URL", () => {
+    const entry = { ...(two.servers[0] as ServerEntry), approvalUrlPrefixes: [] };
+    const channel = buildChannel({ server: entry, caller: caller("session"), headerValue: URL_OK, roster: two, env: ENV, call: CALL });
+    expect(channel).toEqual({ slug: "mail-zimmer", refused: expect.stringMatching(/approvalUrlPrefixes of "mail-zimmer"/) });
   });
 });

@@ -239,6 +239,61 @@ describe("config errors name their path", () => {
   });
 });
 
+describe("issue 13 #4: a slug's edge credential reaches one approval service", () => {
+  const OTHER = "https://approvals.other.example/api/v1/elicitations/session/";
+  const SAME_ORIGIN = "https://zimmer.tadasant.com/approvals/";
+  const HEADERS = { "CF-Access-Client-Id": "${ID}" };
+  function twoServices(patch: Json): ReturnType<typeof base> {
+    const data = withServer(0, patch);
+    data.gateway = { elicitation: { allowedUrlPrefixes: [PREFIX, OTHER, SAME_ORIGIN] } };
+    return data;
+  }
+
+  it("issue 13 #4: every approvalUrlPrefixes entry must be one of gateway.elicitation.allowedUrlPrefixes", () => {
+    expectError(withServer(0, { approvalUrlPrefixes: [PREFIX, OTHER] }), "servers[0].approvalUrlPrefixes[1]", /not one of gateway\.elicitation\.allowedUrlPrefixes/);
+    // A narrower prefix under an allowed one is not an entry of the list either.
+    expectError(withServer(0, { approvalUrlPrefixes: [`${PREFIX}narrow/`] }), "servers[0].approvalUrlPrefixes[0]", /not one of/);
+    expectError(withServer(0, { approvalUrlPrefixes: ["http://approvals.example/"] }), "servers[0].approvalUrlPrefixes[0]", /must be https/);
+    expect(errorsOf(twoServices({ approvalUrlPrefixes: [OTHER] }))).toEqual([]);
+  });
+
+  it("issue 13 #4: a slug with confirmationHeaders that could reach two origins is an error, with or without approvalUrlPrefixes", () => {
+    expectError(
+      twoServices({ confirmationHeaders: HEADERS }),
+      "servers[0].approvalUrlPrefixes",
+      /confirmationHeaders would reach 2 origins through every gateway\.elicitation\.allowedUrlPrefixes entry/,
+    );
+    expectError(twoServices({ confirmationHeaders: HEADERS, approvalUrlPrefixes: [PREFIX, OTHER] }), "servers[0].approvalUrlPrefixes", /would reach 2 origins through its approvalUrlPrefixes/);
+    // The message names no prefix: an error never echoes a value from the file.
+    for (const e of errorsOf(twoServices({ confirmationHeaders: HEADERS }))) expect(e.message).not.toMatch(/example|tadasant/);
+  });
+
+  it("issue 13 #4: one origin with confirmationHeaders is fine, and so are several origins without them", () => {
+    expect(errorsOf(twoServices({ confirmationHeaders: HEADERS, approvalUrlPrefixes: [PREFIX, SAME_ORIGIN] }))).toEqual([]);
+    expect(errorsOf(twoServices({ confirmationHeaders: HEADERS, approvalUrlPrefixes: [OTHER] }))).toEqual([]);
+    expect(errorsOf(withServer(0, { confirmationHeaders: HEADERS }))).toEqual([]);
+    expect(errorsOf(twoServices({}))).toEqual([]);
+    expect(errorsOf(twoServices({ approvalUrlPrefixes: [PREFIX, OTHER] }))).toEqual([]);
+  });
+
+  it("issue 13 #4: approvalUrlPrefixes belongs to a bundle slug with confirmations: true", () => {
+    expectError(withServer(1, { approvalUrlPrefixes: [PREFIX] }), "servers[1].approvalUrlPrefixes", /without confirmations: true would never be used/);
+    expectError(withServer(2, { approvalUrlPrefixes: [PREFIX] }), "servers[2].approvalUrlPrefixes", /remote-http server cannot receive the approval channel/);
+  });
+
+  it("issue 13 #4: every slug of the checked-in roster with confirmationHeaders asks one origin", () => {
+    const text = readFileSync(fileURLToPath(new URL("../../strad.config.yaml", import.meta.url)), "utf8");
+    const result = parseRoster(text);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    const { allowedUrlPrefixes } = result.roster.gateway.elicitation;
+    expect(new Set(allowedUrlPrefixes.map((p) => new URL(p).origin)).size).toBeGreaterThan(1);
+    for (const s of result.roster.servers.filter((x) => Object.keys(x.confirmationHeaders).length > 0)) {
+      expect(s.approvalUrlPrefixes, s.slug).toBeDefined();
+      expect(new Set(s.approvalUrlPrefixes?.map((p) => new URL(p).origin)).size, s.slug).toBe(1);
+    }
+  });
+});
+
 describe("${VAR} references", () => {
   it("the slug namespace is the slug upper-cased with - as _", () => {
     expect(slugNamespace("gmail-rw-external")).toBe("GMAIL_RW_EXTERNAL__");

@@ -14,7 +14,7 @@ describe("send_email with from_draft_id", () => {
     expect(prompts[0]?.join("\n")).toContain("were read from the draft in Gmail just now");
     expect(valuesOf(prompts[0])).toEqual([
       "  Draft: draft-person-1",
-      "  To: Erin Example <erin@example.com>",
+      "  To: erin@example.com (name: Erin Example)",
       "  Cc: frank@example.com",
       "  Bcc: audit@example.com",
       "  Subject: Proposal for the spring project",
@@ -49,7 +49,7 @@ describe("send_email with from_draft_id", () => {
         return ACCEPT;
       },
     });
-    expect(prompts[0]).toContain("  To: Erin Example <erin@example.com>");
+    expect(prompts[0]).toContain("  To: erin@example.com (name: Erin Example)");
     expect(answer.text).toBe("Not done: the target changed after it was approved, so the approval does not cover it. Nothing was written.");
     expect(requestsTo(h.fake, "/drafts/send")).toEqual([]);
     expect(h.fake.store.outbox).toEqual([]);
@@ -104,5 +104,37 @@ describe("create_draft", () => {
     const { answer } = await h.call({ tool: "create_draft", channel: "none", args: { to: ["not an address"], text: "a" } });
     expect(answer.text).toMatch(/^Not done: a recipient is not a plain email address/);
     expect(requestsTo(h.fake, "/drafts")).toEqual([]);
+  });
+});
+
+describe("issue 13 #1: a draft's recipients follow the same rules", () => {
+  const ATTACK = `"Jane Doe ‹jane.doe@company.example›${" ".repeat(170)}…" <exfil@attacker.example>`;
+
+  it("issue 13 #1: create_draft refuses the look-alike display-name attack, so no such draft is saved", async () => {
+    const { answer } = await h.call({ tool: "create_draft", channel: "none", args: { to: [ATTACK], text: "a" } });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(/^Not done: the display name given for exfil@attacker\.example contains @, < or >/);
+    expect(requestsTo(h.fake, "/drafts")).toEqual([]);
+  });
+
+  it("issue 13 #1: sending a saved draft whose recipient is the attack fails naming why, before anyone is asked; nothing is sent", async () => {
+    const draft = h.fake.store.accounts.get(PERSON.email)?.drafts.get("draft-person-1");
+    if (draft === undefined) throw new Error("the seed has no draft-person-1");
+    draft.raw = draft.raw.replace("To: Erin Example <erin@example.com>", `To: ${ATTACK}`);
+    const { answer, prompts } = await h.call({ args: { from_draft_id: "draft-person-1" } });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toBe(
+      "Not done: the draft cannot be sent as it stands: the display name given for exfil@attacker.example contains @, < or > or a character that looks like one, so it could pose as an address; give the address alone or a plain name. Nothing was sent.",
+    );
+    expect(prompts).toEqual([]);
+    expect(h.approver.requests).toEqual([]);
+    expect(requestsTo(h.fake, "/drafts/send")).toEqual([]);
+    expect(h.fake.store.outbox).toEqual([]);
+  });
+
+  it("issue 13 #1: shows a saved draft's recipients address first, then name", async () => {
+    const { answer, prompts } = await h.call({ args: { from_draft_id: "draft-person-1" }, poll: { body: { action: "decline" } } });
+    expect(answer.text).toMatch(/^Not done: the person declined/);
+    expect(valuesOf(prompts[0]).filter((l) => l.startsWith("  To: "))).toEqual(["  To: erin@example.com (name: Erin Example)"]);
   });
 });

@@ -183,6 +183,7 @@ describe("the mailbox handed to the tools", { timeout: 60_000 }, () => {
     cc: [],
     bcc: [],
     subject: "direct",
+    subjectFrom: "caller",
     text: "t",
     bodySha256: "x",
     attachments: [],

@@ -2,7 +2,7 @@
 import PostalMime from "postal-mime";
 import { describe, expect, it } from "vitest";
 import { attachmentUrlPrefixes, checkAttachmentUrl, decodeBase64, MAX_FILENAME_CHARS, sanitizeFilename } from "../../../bundles/google/google.attachments";
-import { buildMime, encodeWords, parseAddress } from "../../../bundles/google/google.mime";
+import { buildMime, displayNameProblem, encodeWords, InputError, MAX_DISPLAY_NAME_CHARS, parseAddress } from "../../../bundles/google/google.mime";
 import { addresses, bytesToBinary, decodeWords, header, type MimePart, parseMime, walk } from "../../fakes/gmail/mime";
 
 const read = (bytes: Uint8Array) => parseMime(bytesToBinary(bytes));
@@ -32,6 +32,31 @@ describe("recipients", () => {
     "\u202eada@example.com",
   ])("refuses %j", (input) => {
     expect(() => parseAddress(input)).toThrow();
+  });
+});
+
+describe("issue 13 #1: display names", () => {
+  it.each([
+    `"Jane Doe ‹jane.doe@company.example›${" ".repeat(170)}…" <exfil@attacker.example>`,
+    "Jane <jane@company.example> <exfil@attacker.example>",
+    '"jane@company.example" <exfil@attacker.example>',
+    "Jane ＜jane＞ <exfil@attacker.example>",
+    "Jane ﹤jane﹥ <exfil@attacker.example>",
+    "Jane ‹jane› <exfil@attacker.example>",
+    `${"J".repeat(MAX_DISPLAY_NAME_CHARS + 1)} <exfil@attacker.example>`,
+    "Jane\u3164Doe <exfil@attacker.example>",
+    "Jane\u115fDoe <exfil@attacker.example>",
+    "Jane\u2003Doe <exfil@attacker.example>",
+  ])("issue 13 #1: refuses the display name of %j", (input) => {
+    expect(() => parseAddress(input)).toThrow(InputError);
+  });
+
+  it("issue 13 #1: keeps a plain name up to the limit", () => {
+    expect(MAX_DISPLAY_NAME_CHARS).toBe(64);
+    const name = "Dr. Maria-Theresa von Hohenberg-Castellanos";
+    expect(parseAddress(`${name} <m@example.com>`)).toEqual({ name, email: "m@example.com" });
+    expect(parseAddress(`"${"n".repeat(64)}" <m@example.com>`)).toEqual({ name: "n".repeat(64), email: "m@example.com" });
+    expect(displayNameProblem("Zoë Ångström")).toBeUndefined();
   });
 });
 

@@ -61,15 +61,15 @@ describe.each(clients)("a %s caller", (_label, connect) => {
       text: "See attached.",
       attachments: [{ filename: "notes.txt", content_base64: btoa("notes") }],
     };
-    const result = await sendThrough("gmail-rw-external", args, url, connect);
+    const result = await sendThrough("gmail-scripted", args, url, connect);
     expect(result.isError, textOf(result)).not.toBe(true);
     expect(textOf(result)).toMatch(/^Sent from person@example\.com: /);
 
     const prompts = scripted.requestsTo(name).filter((r) => r.method === "POST");
     expect(prompts).toHaveLength(1);
     const prompt = (JSON.parse(prompts[0]?.body ?? "{}") as { message: string }).message.split("\n");
-    expect(prompt[0]).toBe("gmail-rw-external: This will send an email from person@example.com to 3 recipient(s) with 1 attachment(s).");
-    expect(prompt.slice(-5)).toEqual(["  To: Ada Lovelace <ada@example.com>", "  Cc: bob@example.com", "  Bcc: carol@example.com", `  Subject: ${subject}`, "  Attachment: notes.txt (5 B)"]);
+    expect(prompt[0]).toBe("gmail-scripted: This will send an email from person@example.com to 3 recipient(s) with 1 attachment(s).");
+    expect(prompt.slice(-5)).toEqual(["  To: ada@example.com (name: Ada Lovelace)", "  Cc: bob@example.com", "  Bcc: carol@example.com", `  Subject: ${subject}`, "  Attachment: notes.txt (5 B)"]);
     for (const r of scripted.requestsTo(name)) {
       expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_ID);
       expect(r.headers.authorization).toBeUndefined();
@@ -90,7 +90,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
   it.each(["decline", "expired", "cancel"])("gets nothing sent when the answer is %s", async (action) => {
     const url = scripted.route(unique(action), { poll: () => ({ body: { action } }) });
     const subject = unique(action);
-    const result = await sendThrough("gmail-rw-external", { to: ["ada@example.com"], subject, text: "t" }, url, connect);
+    const result = await sendThrough("gmail-scripted", { to: ["ada@example.com"], subject, text: "t" }, url, connect);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^Not done: .*Nothing was written\.$/);
     await nothingMore();
@@ -125,7 +125,7 @@ describe("calls that end without an approval in time", () => {
     let decision: Plan = PENDING;
     const url = scripted.route(name, { poll: () => decision });
     const subject = unique("drop");
-    const client = await connectTo(connectModern, "gmail-rw-external", url);
+    const client = await connectTo(connectModern, "gmail-scripted", url);
     const drop = new AbortController();
     try {
       const call = client.callTool("send_email", { to: ["ada@example.com"], subject, text: "t" }, { signal: drop.signal });
@@ -151,7 +151,7 @@ describe("one approval delivered twice", () => {
     const url = scripted.route(unique("twice"), { poll: () => ACCEPT });
     const subject = unique("twice");
     // Two fresh 2025 clients on one caller give their first tools/call the same JSON-RPC id: one call key.
-    const [a, b] = await Promise.all([connectTo(connectLegacy, "gmail-rw-external", url), connectTo(connectLegacy, "gmail-rw-external", url)]);
+    const [a, b] = await Promise.all([connectTo(connectLegacy, "gmail-scripted", url), connectTo(connectLegacy, "gmail-scripted", url)]);
     try {
       const args = { to: ["ada@example.com"], subject, text: "t" };
       const results = await Promise.allSettled([a.callTool("send_email", args), b.callTool("send_email", args)]);
@@ -197,7 +197,7 @@ describe("drafts and large messages", () => {
     const subject = unique("draft");
     const name = unique("draft");
     const url = scripted.route(name, { poll: () => ACCEPT });
-    const client = await connectTo(connectModern, "gmail-rw-external", url);
+    const client = await connectTo(connectModern, "gmail-scripted", url);
     try {
       const created = await client.callTool("create_draft", { to: ["erin@example.com"], subject, text: "t", attachments: [{ filename: "plan.txt", content_base64: btoa("plan") }] });
       const draftId = /^Draft (\S+) created/.exec(textOf(created))?.[1];

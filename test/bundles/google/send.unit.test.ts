@@ -27,7 +27,7 @@ describe("an approved send", () => {
     const prompt = prompts[0] as string[];
     expect(prompt[0]).toBe("gmail-rw-external: This will send an email from person@example.com to 3 recipient(s) with 2 attachment(s).");
     expect(prompt.slice(prompt.indexOf("Values below are supplied by the caller, not by this server:") + 1)).toEqual([
-      "  To: Ada Lovelace <ada@example.com>",
+      "  To: ada@example.com (name: Ada Lovelace)",
       "  Cc: bob@example.com",
       "  Bcc: carol@example.com",
       "  Subject: Quarterly report",
@@ -65,14 +65,14 @@ describe("an approved send", () => {
     });
     expect(answer.isError, answer.text).toBe(false);
     expect(prompts[0]).toContain("  Subject: Grüße — 東京");
-    expect(prompts[0]).toContain("  To: Zoë Ångström <zoe@example.com>");
+    expect(prompts[0]).toContain("  To: zoe@example.com (name: Zoë Ångström)");
     expect(h.fake.store.outbox[0]).toMatchObject({ subject: "Grüße — 東京", to: ["zoe@example.com"], attachments: [expect.objectContaining({ filename: "résumé.txt" })] });
   });
 
   it("replies in the original's thread, with In-Reply-To, References and a Re: subject", async () => {
     const { answer, prompts } = await h.call({ args: { to: ["carol@example.com"], reply_to_message_id: "msg-person-2", text: "Fixed, thanks." } });
     expect(answer.isError, answer.text).toBe(false);
-    expect(prompts[0]).toContain("  Subject: Re: Quarterly numbers");
+    expect(prompts[0]).toContain("  Subject (from the original mail): Re: Quarterly numbers");
     expect(prompts[0]).toContain("  In reply to message: msg-person-2");
     expect(h.fake.store.outbox[0]).toMatchObject({
       threadId: "thread-person-1",
@@ -167,5 +167,78 @@ describe("what Gmail answers", () => {
     const { answer, prompts } = await h.call({ args: { to: ["ada@example.com"], text: "t" } });
     expect(answer.text).toBe("Not done: Gmail answered HTTP 503. Nothing was sent.");
     expect(prompts).toEqual([]);
+  });
+});
+
+describe("issue 13 #1: a recipient is shown whole, the address first", () => {
+  const ATTACK = `"Jane Doe ‹jane.doe@company.example›${" ".repeat(170)}…" <exfil@attacker.example>`;
+
+  it("issue 13 #1: refuses the look-alike display-name attack before anyone is asked, and sends nothing", async () => {
+    const { answer, prompts } = await h.call({ args: { to: [ATTACK], subject: "Invoice", text: "t" } });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toBe(
+      "Not done: the display name given for exfil@attacker.example contains @, < or > or a character that looks like one, so it could pose as an address; give the address alone or a plain name. Nothing was sent.",
+    );
+    expect(prompts).toEqual([]);
+    expect(h.approver.requests).toEqual([]);
+    expect(sendRequests()).toEqual([]);
+    expect(h.fake.store.outbox).toEqual([]);
+  });
+
+  it.each([
+    ["@", "Jane jane@company.example", /@, < or >/],
+    ["a fullwidth @", "Jane jane＠company.example", /@, < or >/],
+    ["‹ ›", "Jane ‹jane›", /@, < or >/],
+    ["＜ ＞", "Jane ＜jane＞", /@, < or >/],
+    ["﹤ ﹥", "Jane ﹤jane﹥", /@, < or >/],
+    ["a name over 64 characters", "J".repeat(65), /longer than 64 characters/],
+    ["a run of spaces", "Jane          Doe", /run of spaces/],
+    ["an invisible filler", "Jane\u3164Doe", /invisible, spacing or direction-changing/],
+    ["a bidi override", "Jane \u202eeoD", /invisible, spacing or direction-changing/],
+  ])("issue 13 #1: refuses a display name holding %s, never showing it", async (_label, name, says) => {
+    const { answer, prompts } = await h.call({ args: { to: ["ada@example.com"], cc: [`"${name}" <bob@example.com>`], subject: "s", text: "t" } });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(/^Not done: the display name given for bob@example\.com /);
+    expect(answer.text).toMatch(says);
+    expect(answer.text).not.toContain(name);
+    expect(prompts).toEqual([]);
+    expect(sendRequests()).toEqual([]);
+  });
+
+  it("issue 13 #1: shows every address whole and first, then its name, and sends to exactly those addresses", async () => {
+    const long = `${"a".repeat(64)}@${"b".repeat(63)}.${"c".repeat(63)}.example`;
+    const name = "N".repeat(64);
+    const { answer, prompts } = await h.call({ args: { to: [`${name} <${long}>`, "Ada Lovelace <ada@example.com>"], subject: "s", text: "t" } });
+    expect(answer.isError, answer.text).toBe(false);
+    expect(prompts[0]?.filter((l) => l.startsWith("  To: "))).toEqual([`  To: ${long} (name: ${name})`, "  To: ada@example.com (name: Ada Lovelace)"]);
+    expect(prompts[0]?.join("\n")).not.toContain("[cut:");
+    expect(h.fake.store.outbox[0]?.to).toEqual([long, "ada@example.com"]);
+  });
+
+  it("issue 13 #1: a send whose prompt would be over the approval service's 4 KiB fails before anyone is asked", async () => {
+    const to = Array.from({ length: 50 }, (_, i) => `Recipient Number ${String(i).padStart(2, "0")} <recipient-${String(i).padStart(2, "0")}-${"x".repeat(40)}@example.com>`);
+    const { answer, prompts } = await h.call({ args: { to, subject: "s", text: "t" } });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(/^Not done: the prompt would be \d+ bytes, more than the 4096 the approval service takes, and it is never shown cut, so no one was asked\. Nothing was written\.$/);
+    expect(prompts).toEqual([]);
+    expect(h.approver.requests).toEqual([]);
+    expect(sendRequests()).toEqual([]);
+  });
+});
+
+describe("issue 13 #2: a reply's inherited subject is marked as the original mail's", () => {
+  it("issue 13 #2: labels the default Re: subject as taken from the original mail, with its runs of spaces collapsed", async () => {
+    const original = h.fake.store.accounts.get(PERSON.email)?.messages.get("msg-person-2");
+    if (original === undefined) throw new Error("the seed has no msg-person-2");
+    original.raw = original.raw.replace("Subject: Re: Quarterly numbers", `Subject: Quarterly numbers${" ".repeat(120)}Approved by: IT\u3164`);
+    const { answer, prompts } = await h.call({ args: { to: ["carol@example.com"], reply_to_message_id: "msg-person-2", text: "Fixed, thanks." } });
+    expect(answer.isError, answer.text).toBe(false);
+    expect(prompts[0]?.filter((l) => l.includes("Subject"))).toEqual(["  Subject (from the original mail): Re: Quarterly numbers Approved by: IT"]);
+  });
+
+  it("issue 13 #2: a subject the caller gave for a reply is labelled as the caller's", async () => {
+    const { answer, prompts } = await h.call({ args: { to: ["carol@example.com"], reply_to_message_id: "msg-person-2", subject: "My own words", text: "ok" } });
+    expect(answer.isError, answer.text).toBe(false);
+    expect(prompts[0]?.filter((l) => l.includes("Subject"))).toEqual(["  Subject: My own words"]);
   });
 });

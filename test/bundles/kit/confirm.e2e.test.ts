@@ -28,7 +28,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     const name = unique("approve");
     const url = scripted.route(name, { poll: (_r, i) => (i < 3 ? PENDING : ACCEPT) });
     const note = unique("note");
-    const client = await connectTo(connect, "echo-confirmed", url);
+    const client = await connectTo(connect, "echo-scripted", url);
     try {
       const result = await client.callTool("demo_write", { note });
       expect(textOf(result)).toBe("Recorded.");
@@ -40,7 +40,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     const seen = scripted.requestsTo(name);
     expect(seen[0]?.method).toBe("POST");
     const prompt = JSON.parse(seen[0]?.body ?? "{}").message as string;
-    expect(prompt.split("\n")[0]).toBe("echo-confirmed: This will record a note in the demo recorder.");
+    expect(prompt.split("\n")[0]).toBe("echo-scripted: This will record a note in the demo recorder.");
     expect(prompt).toContain(`Values below are supplied by the caller, not by this server:\n  Note: ${note}`);
     expect(seen.length).toBe(4);
     for (const r of seen) {
@@ -54,7 +54,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
   it.each(["decline", "expired", "cancel"])("gets no write when the answer is %s", async (action) => {
     const url = scripted.route(unique(action), { poll: () => ({ body: { action } }) });
     const note = unique("note");
-    const client = await connectTo(connect, "echo-confirmed", url);
+    const client = await connectTo(connect, "echo-scripted", url);
     try {
       const result = await client.callTool("demo_write", { note });
       expect(result.isError).toBe(true);
@@ -71,7 +71,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     let decision: Plan = PENDING;
     const url = scripted.route(name, { poll: () => decision });
     const note = unique("note");
-    const client = await connectTo(connect, "echo-confirmed", url);
+    const client = await connectTo(connect, "echo-scripted", url);
     const drop = new AbortController();
     try {
       const call = client.callTool("demo_write", { note }, { signal: drop.signal });
@@ -97,7 +97,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     let decision: Plan = PENDING;
     const url = scripted.route(name, { poll: () => decision });
     const note = unique("note");
-    const client = await connectTo(connect, "echo-confirmed", url);
+    const client = await connectTo(connect, "echo-scripted", url);
     try {
       const drop = new AbortController();
       const first = client.callTool("demo_write", { note }, { signal: drop.signal });
@@ -127,7 +127,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     const url = scripted.route(name, { poll: () => decision });
     const note = unique("note");
     const progress: unknown[] = [];
-    const client = await connectTo(connect, "echo-confirmed", url);
+    const client = await connectTo(connect, "echo-scripted", url);
     try {
       const call = client.callTool("demo_write", { note }, { onprogress: (p) => progress.push(p) });
       call.catch(() => {});
@@ -151,7 +151,7 @@ describe("one call, two deliveries", () => {
     const url = scripted.route(name, { poll: () => ACCEPT });
     const note = unique("note");
     // Two fresh 2025 clients on one caller give their first tools/call the same JSON-RPC id: one call key.
-    const [a, b] = await Promise.all([connectTo(connectLegacy, "echo-confirmed", url), connectTo(connectLegacy, "echo-confirmed", url)]);
+    const [a, b] = await Promise.all([connectTo(connectLegacy, "echo-scripted", url), connectTo(connectLegacy, "echo-scripted", url)]);
     try {
       const results = await Promise.allSettled([a.callTool("demo_write", { note }), b.callTool("demo_write", { note })]);
       const outcomes = results.map((r) => (r.status === "fulfilled" ? textOf(r.value) : String(r.reason)));
@@ -169,7 +169,7 @@ describe("one call, two deliveries", () => {
     const name = unique("repeat");
     const url = scripted.route(name, { create: () => ({ status: 201, body: { requestId: "same-id" } }), poll: () => ACCEPT });
     const note = unique("note");
-    const client = await connectTo(connectModern, "echo-confirmed", url);
+    const client = await connectTo(connectModern, "echo-scripted", url);
     try {
       expect(textOf(await client.callTool("demo_write", { note }))).toBe("Recorded.");
     } finally {
@@ -253,7 +253,7 @@ describe("a misbehaving approval service", () => {
     scripted.route(trap, {});
     const url = scripted.route(unique("redirect"), { create: () => ({ status: 302, headers: { location: `http://127.0.0.1:${SCRIPTED_PORT}/scripted/${trap}/` } }) });
     const note = unique("note");
-    const client = await connectTo(connectModern, "echo-confirmed", url);
+    const client = await connectTo(connectModern, "echo-scripted", url);
     try {
       const result = await client.callTool("demo_write", { note });
       expect(textOf(result)).toBe("Not done: the approval service answered with a redirect (HTTP 302), which is never followed. Nothing was written.");
@@ -267,7 +267,7 @@ describe("a misbehaving approval service", () => {
   it("fails the call naming a 500's status and none of its secret-looking body", async () => {
     const url = scripted.route(unique("boom"), { poll: () => ({ status: 500, body: "SECRET-e2e-4411 stack: at db.query(password=hunter2)" }) });
     const note = unique("note");
-    const client = await connectTo(connectLegacy, "echo-confirmed", url);
+    const client = await connectTo(connectLegacy, "echo-scripted", url);
     try {
       const result = await client.callTool("demo_write", { note });
       expect(textOf(result)).toBe("Not done: the approval service answered HTTP 500. Nothing was written.");

@@ -9,22 +9,39 @@ import { CONFIRMED_TOOLS } from "../../../bundles/echo/echo.demo";
 import { echoServer } from "../../../bundles/echo/echo.tools";
 import { always, guardDeclarations, guardedTool } from "../../../bundles/kit/guard";
 import { bundleContract, forbiddenProperties, missingAnnotations, registryMismatch } from "./contract";
+import { callBundle, listBundle } from "./helpers/bundle";
 
-bundleContract({
-  bundle: "echo",
-  handler: echo,
-  factory: echoServer,
-  mounts: ["echo", "echo-confirmed", "echo-waived", "echo-unseeded"],
-  registry: CONFIRMED_TOOLS,
-  tools: {
-    echo: { asks: "never", args: { text: "hi" } },
-    add: { asks: "never", args: { a: 1, b: 2 } },
-    report_meta: { asks: "never", args: {} },
-    wait_for_abort: { asks: "never", args: { ms: 1, tag: "contract" } },
-    progress_demo: { asks: "never", args: { steps: 1, ms: 0 } },
-    claim_race: { asks: "never", args: { n: 1 } },
-    demo_write: { asks: "always", args: { note: "contract" } },
-  },
+const MOUNTS = ["echo", "echo-confirmed", "echo-waived", "echo-unseeded"];
+const TOOLS = {
+  echo: { asks: "never", args: { text: "hi" } },
+  add: { asks: "never", args: { a: 1, b: 2 } },
+  wait_for_abort: { asks: "never", args: { ms: 1, tag: "contract" } },
+  progress_demo: { asks: "never", args: { steps: 1, ms: 0 } },
+  demo_write: { asks: "always", args: { note: "contract" } },
+} as const;
+const PROBES = { report_meta: { asks: "never", args: {} }, claim_race: { asks: "never", args: { n: 1 } } } as const;
+
+// As deployed: no dev switch, no probes.
+bundleContract({ bundle: "echo", handler: echo, factory: echoServer, mounts: MOUNTS, registry: CONFIRMED_TOOLS, tools: TOOLS });
+// The local stack (bundles/echo/wrangler.toml sets STRAD_DEV_PROBES=1): the probes join every mount.
+bundleContract({ bundle: "echo (dev probes)", handler: echo, factory: echoServer, mounts: MOUNTS, registry: CONFIRMED_TOOLS, tools: { ...TOOLS, ...PROBES }, env: { STRAD_DEV_PROBES: "1" } });
+
+describe("issue 13 #15: the echo bundle's test probes exist only in the dev stack", () => {
+  it.each(["report_meta", "claim_race"])("without STRAD_DEV_PROBES=1, echo-confirmed lists no %s and calling it is refused as unknown", async (probe) => {
+    for (const env of [{}, { STRAD_DEV_PROBES: "true" }, { STRAD_DEV_PROBES: "0" }]) {
+      const names = (await listBundle(echo, "echo-confirmed", env)).map((t) => t.name);
+      expect(names).not.toContain(probe);
+      expect(names).toContain("demo_write");
+      const answer = await callBundle(echo, { mount: "echo-confirmed", name: probe, args: PROBES[probe as keyof typeof PROBES].args, env });
+      expect(answer.ok, JSON.stringify(answer.result)).toBe(false);
+      expect(answer.error).toMatchObject({ code: "UPSTREAM_RPC", message: `Tool ${probe} not found` });
+    }
+  });
+
+  it("with STRAD_DEV_PROBES=1 the probes answer on echo-confirmed", async () => {
+    const names = (await listBundle(echo, "echo-confirmed", { STRAD_DEV_PROBES: "1" })).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["report_meta", "claim_race"]));
+  });
 });
 
 describe("the contract's own checks", () => {

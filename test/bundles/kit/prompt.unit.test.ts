@@ -1,6 +1,7 @@
-// Covers bundles/kit/prompt.ts: the approval prompt's layout, and that caller values cannot forge lines or hide what they say.
+// Covers bundles/kit/prompt.ts: the approval prompt's layout, that caller values cannot forge lines or hide what they say, and that a value binding the approval is shown whole or the call fails.
 import { describe, expect, it } from "vitest";
-import { buildPrompt, CALLER_VALUES_HEADING, cleanLine, MAX_VALUE_CHARS, REPLACEMENT } from "../../../bundles/kit/prompt";
+import { MAX_MESSAGE_BYTES } from "../../../approvals/prompt";
+import { buildPrompt, CALLER_VALUES_HEADING, cleanLine, MAX_BOUND_VALUE_CHARS, MAX_PROMPT_BYTES, MAX_VALUE_CHARS, PromptRefusal, REPLACEMENT } from "../../../bundles/kit/prompt";
 
 describe("the prompt", () => {
   it("names the slug and what will happen, then the consequence, then each caller value on its own labelled line", () => {
@@ -99,5 +100,76 @@ describe("a value", () => {
     const text = buildPrompt("echo", { heading: "h", consequence: "c", values: [{ label: "Note", value: `x\n${CALLER_VALUES_HEADING}` }] });
     expect(text.split("\n").filter((l) => l === CALLER_VALUES_HEADING)).toHaveLength(1);
     expect(REPLACEMENT).toBe("\ufffd");
+  });
+});
+
+describe("issue 13 #1: a value that binds the approval is never cut", () => {
+  const spec = (value: string, binds?: boolean) => ({ heading: "h", consequence: "c", values: [{ label: "To", value, ...(binds === undefined ? {} : { binds }) }] });
+
+  it("issue 13 #1: shows a binding value longer than the old 200-character cut whole", () => {
+    const address = `${"a".repeat(60)}@${"b".repeat(180)}.example`;
+    const text = buildPrompt("gmail", spec(address));
+    expect(text.split("\n").at(-1)).toBe(`  To: ${address}`);
+    expect(text).not.toContain("[cut:");
+  });
+
+  it("issue 13 #1: refuses a binding value too long to show whole, naming its label, instead of cutting it", () => {
+    expect(() => buildPrompt("gmail", spec("x".repeat(MAX_BOUND_VALUE_CHARS + 1)))).toThrow(PromptRefusal);
+    expect(() => buildPrompt("gmail", spec("x".repeat(MAX_BOUND_VALUE_CHARS + 1)))).toThrow(/the To value is 1001 characters long, more than the 1000 a prompt shows whole/);
+    expect(
+      buildPrompt("gmail", spec("x".repeat(MAX_BOUND_VALUE_CHARS)))
+        .split("\n")
+        .at(-1),
+    ).toBe(`  To: ${"x".repeat(MAX_BOUND_VALUE_CHARS)}`);
+  });
+
+  it("issue 13 #1: a value binds unless it says it does not; only free text that does not bind is cut, with the marker", () => {
+    const long = "y".repeat(450);
+    expect(() => buildPrompt("s", spec(long, true))).not.toThrow();
+    expect(buildPrompt("s", spec(long, true)).split("\n").at(-1)).toBe(`  To: ${long}`);
+    expect(buildPrompt("s", spec(long, false)).split("\n").at(-1)).toBe(`  To: ${"y".repeat(MAX_VALUE_CHARS)}… [cut: 450 characters in all]`);
+  });
+
+  it("issue 13 #1: refuses a prompt over the approval service's 4 KiB cap before anyone is asked", () => {
+    expect(MAX_PROMPT_BYTES).toBe(MAX_MESSAGE_BYTES);
+    const values = Array.from({ length: 6 }, (_, i) => ({ label: `To ${i}`, value: "z".repeat(800) }));
+    expect(() => buildPrompt("gmail", { heading: "h", consequence: "c", values })).toThrow(/the prompt would be \d+ bytes, more than the 4096 the approval service takes/);
+    // Multi-byte text counts in bytes, as the approval service counts it.
+    expect(() =>
+      buildPrompt("gmail", {
+        heading: "h",
+        consequence: "c",
+        values: [
+          { label: "Subject", value: "東".repeat(999) },
+          { label: "Note", value: "東".repeat(400) },
+        ],
+      }),
+    ).toThrow(PromptRefusal);
+  });
+});
+
+describe("issue 13 #2: no forged lines", () => {
+  it("issue 13 #2: collapses every run of whitespace in a value, so no value pads itself out to where a new line seems to start", () => {
+    const text = buildPrompt("gmail", { heading: "h", consequence: "c", values: [{ label: "Subject", value: `Invoice${" ".repeat(150)}Bcc: eve@attacker.example\u00a0\u00a0\u00a0x` }] });
+    expect(text.split("\n").at(-1)).toBe("  Subject: Invoice Bcc: eve@attacker.example x");
+  });
+
+  it.each([
+    ["U+3164 Hangul filler", "\u3164"],
+    ["U+115F Hangul choseong filler", "\u115f"],
+    ["U+FFA0 halfwidth Hangul filler", "\uffa0"],
+    ["U+2000-U+200A spaces", "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"],
+    ["U+202F narrow no-break space", "\u202f"],
+    ["U+205F medium mathematical space", "\u205f"],
+    ["U+3000 ideographic space", "\u3000"],
+    ["U+1680 Ogham space mark", "\u1680"],
+    ["tag characters U+E0000-U+E0FFF", "\u{e0001}\u{e0041}\u{e007f}\u{e0100}\u{e0fff}"],
+    ["U+1BCA0-U+1BCA3 shorthand format controls", "\u{1bca0}\u{1bca3}"],
+  ])("issue 13 #2: replaces the %s in a value shown in the prompt", (_label, chars) => {
+    const line = buildPrompt("gmail", { heading: "h", consequence: "c", values: [{ label: "To", value: `jane${chars}doe` }] })
+      .split("\n")
+      .at(-1) as string;
+    expect(line).toMatch(/^ {2}To: jane\ufffd+doe$/u);
+    expect([...line].every((ch) => !chars.includes(ch))).toBe(true);
   });
 });
