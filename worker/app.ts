@@ -3,6 +3,7 @@
 import { createMcpHandler, type McpHttpHandler, originValidationResponse } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { discardBody, readCappedText } from "../contract/body";
+import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
 import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
@@ -156,7 +157,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     // Only an event stream is probed: the SDK's JSON refusals (406, 400) pass as they are, valid JSON (docs/rules.md R-KEEP-1).
     if (handler === streamed && response.body !== null && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
       // While a claim of this call is on hold, probe the caller so that one who left is noticed in time.
-      const probed = probedStream();
+      const probed = probedStream(PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS, claimHoldMs(c.env));
       gw.probeCaller = probed.probe;
       response = new Response(response.body.pipeThrough(probed.transform), response);
     }

@@ -24,10 +24,17 @@ function endsFrame(chunk: Uint8Array): boolean {
   return n >= 2 && chunk[n - 1] === 0x0a && (chunk[n - 2] === 0x0a || (n >= 3 && chunk[n - 2] === 0x0d && chunk[n - 3] === 0x0a));
 }
 
-export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: number = PROBES_FOR_LIVENESS): ProbedStream {
+/**
+ * `holdMs`: how long the registry holds a claim. Probing goes on until then (and a little past it) even once the
+ * caller has been vouched for, so a caller that leaves later in the hold is still noticed before the claim is
+ * granted; only a drop in the last moments before the write can go unseen.
+ */
+export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: number = PROBES_FOR_LIVENESS, holdMs = 0): ProbedStream {
   let controller: TransformStreamDefaultController<Uint8Array> | undefined;
   let atBoundary = true;
   let over = false;
+  /** Probes go out until then, whether or not a round still waits for its verdict. */
+  let until = 0;
   /** Each running probe round: its verdict and how many of its probes the runtime has taken so far. */
   const rounds = new Set<{ taken: number; outstanding: boolean; settle: (alive: boolean) => void }>();
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -43,7 +50,7 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: num
     finish(false);
   };
   const tick = () => {
-    if (controller === undefined || rounds.size === 0) return finish(false);
+    if (controller === undefined || (rounds.size === 0 && Date.now() > until)) return finish(false);
     // An errored stream (the caller's side failed) has no queue any more.
     if (controller.desiredSize === null) return stop();
     // The runtime takes a chunk from the queue as it writes it on: a probe still queued was not sent yet.
@@ -55,7 +62,7 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: num
         round.settle(true);
       } else round.outstanding = true;
     }
-    if (rounds.size === 0) return finish(true);
+    if (rounds.size === 0 && Date.now() > until) return finish(true);
     try {
       controller.enqueue(PROBE);
     } catch {
@@ -94,6 +101,7 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: num
           },
         };
         rounds.add(round);
+        until = Math.max(until, Date.now() + holdMs + 2 * intervalMs);
         tick();
         timer ??= setInterval(tick, intervalMs);
       });

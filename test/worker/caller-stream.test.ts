@@ -56,6 +56,24 @@ describe("probedStream", () => {
     await out.done;
   });
 
+  it("keeps probing through the registry's hold after vouching, so a caller that leaves later in the hold is still noticed", async () => {
+    const src = source();
+    const p = probedStream(5, 2, 120);
+    const out = drain(src.stream.pipeThrough(p.transform));
+    const started = Date.now();
+    expect(await p.probe()).toBe(true);
+    const atVerdict = out.probes();
+    expect(Date.now() - started).toBeLessThan(100);
+    await sleep(80);
+    expect(out.probes(), "R-GATE-10: probes go on after the verdict while the hold runs").toBeGreaterThan(atVerdict + 3);
+    await sleep(150);
+    const afterHold = out.probes();
+    await sleep(50);
+    expect(out.probes(), "no probe long after the hold").toBe(afterHold);
+    src.close();
+    await out.done;
+  });
+
   it("never writes a probe inside an event that arrived in pieces", async () => {
     const src = source();
     const p = probedStream(5, 4);
