@@ -22,5 +22,7 @@ export const RpcCode = {
   Cancelled: -32093,
   /** A call with this request id is still live for this caller. */
   InFlight: -32094,
+  /** The caller already holds the most live confirmed calls it may (MAX_LIVE_CALLS in contract/call-registry.ts). */
+  TooManyCalls: -32095,
 } as const;
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

@@ -187,7 +187,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
         if (!watched.ok) {
           gw.log.outcome = watched.inFlight ? "in_flight" : watched.tooMany !== undefined ? "too_many_calls" : "registry_failed";
           throw new ProtocolError(
-            watched.inFlight || watched.tooMany !== undefined ? RpcCode.InFlight : RpcCode.Internal,
+            watched.inFlight ? RpcCode.InFlight : watched.tooMany !== undefined ? RpcCode.TooManyCalls : RpcCode.Internal,
             watched.inFlight
               ? `a call with this request id is already in flight for caller "${gw.caller.id}"`
               : watched.tooMany !== undefined

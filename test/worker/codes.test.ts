@@ -41,14 +41,15 @@ const RELAY = binding(async (request) => {
   return Response.json({ jsonrpc: "2.0", id: body.id, error: { code: Number(body.params.name.replace("code_", "")), message: "the upstream's own error" } });
 });
 
-/** A call registry whose watch stream says `live`, then `word` after a moment; or refuses the call as in flight. */
-function registry(script: { word: "cancelled" | "deadline" } | "in-flight") {
+/** A call registry whose watch stream says `live`, then `word` after a moment; or refuses the call as in flight or as one too many. */
+function registry(script: { word: "cancelled" | "deadline" } | "in-flight" | "too-many") {
   const encoder = new TextEncoder();
   return {
     idFromName: (name: string) => name,
     get: () => ({
       fetch: async () => {
         if (script === "in-flight") return new Response("in flight", { status: 409 });
+        if (script === "too-many") return new Response("too many live calls", { status: 429 });
         const stream = new ReadableStream<Uint8Array>({
           start(controller) {
             controller.enqueue(encoder.encode("live\n"));
@@ -149,7 +150,7 @@ afterEach(() => {
 
 describe("the gateway's own error codes on the wire", () => {
   it("are none the SDK or the spec gives a meaning of their own, and none repeats", () => {
-    const own = [RpcCode.Unauthenticated, RpcCode.UpstreamFailed, RpcCode.UpstreamTimeout, RpcCode.Cancelled, RpcCode.InFlight];
+    const own = [RpcCode.Unauthenticated, RpcCode.UpstreamFailed, RpcCode.UpstreamTimeout, RpcCode.Cancelled, RpcCode.InFlight, RpcCode.TooManyCalls];
     const taken = [-32000, -32001, -32002, -32020, -32021, -32022, -32042];
     expect(own.filter((code) => taken.includes(code))).toEqual([]);
     expect(own.every((code) => code <= -32000 && code >= -32099)).toBe(true);
@@ -176,6 +177,10 @@ describe("the gateway's own error codes on the wire", () => {
 
   it("cancelled: a confirmed call cancelled through the call registry is Cancelled on both revisions", async () => {
     expect(await codesOn(SDK_LANES, "held", "anything", () => env(registry({ word: "cancelled" })))).toEqual(expected(SDK_LANES, RpcCode.Cancelled));
+  });
+
+  it("too many calls: a confirmed call past the caller's cap of live calls is TooManyCalls on both revisions, not InFlight", async () => {
+    expect(await codesOn(SDK_LANES, "held", "anything", () => env(registry("too-many")))).toEqual(expected(SDK_LANES, RpcCode.TooManyCalls));
   });
 
   it("in flight: a confirmed call whose request id is still live is InFlight on both revisions", async () => {
