@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
+import { binding, executionContext } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -16,22 +17,7 @@ servers:
   - { slug: keyed, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user], headers: { X-Key: "\${KEYED_KEY}" } }
 `;
 
-type Ctx = ExecutionContext & { settle: () => Promise<void> };
-
-function executionContext(): Ctx {
-  const pending: Promise<unknown>[] = [];
-  return {
-    waitUntil: (p: Promise<unknown>) => pending.push(p),
-    passThroughOnException: () => {},
-    props: {},
-    settle: async () => {
-      await Promise.allSettled(pending);
-    },
-  } as unknown as Ctx;
-}
-
 const noCtx = executionContext();
-const binding = (handler: (request: Request) => Promise<Response>) => ({ fetch: (url: string, init: RequestInit) => handler(new Request(url, init)) });
 /** The echo bundle's own Worker handler behind a stand-in service binding. */
 const ECHO = binding((request) => Promise.resolve((echo.fetch as NonNullable<typeof echo.fetch>)(request as never, {}, noCtx)));
 /** A mount that never answers until its request is aborted. */

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
 import { createGateway } from "../../worker/app";
+import { binding, executionContext } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -16,21 +17,6 @@ servers:
   - { slug: held, kind: bundle, bundle: SLOW, path: /held, entitlements: [user], skipConfirmations: true }
 `;
 
-type Ctx = ExecutionContext & { settle: () => Promise<void> };
-
-function executionContext(): Ctx {
-  const pending: Promise<unknown>[] = [];
-  return {
-    waitUntil: (p: Promise<unknown>) => pending.push(p),
-    passThroughOnException: () => {},
-    props: {},
-    settle: async () => {
-      await Promise.allSettled(pending);
-    },
-  } as unknown as Ctx;
-}
-
-const binding = (handler: (request: Request) => Promise<Response>) => ({ fetch: (url: string, init: RequestInit) => handler(new Request(url, init)) });
 const ECHO = binding((request) => Promise.resolve((echo.fetch as NonNullable<typeof echo.fetch>)(request as never, {}, executionContext())));
 const BROKEN = binding(async () => new Response("broken-secret-body", { status: 502 }));
 /** Never answers until its request is aborted. */

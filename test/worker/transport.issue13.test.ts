@@ -7,6 +7,7 @@ import echo from "../../bundles/echo/echo.app";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
+import { executionContext } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -19,20 +20,6 @@ servers:
   - { slug: echo-confirmed, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, timeoutMs: 2000 }
 `;
 const WITH_ORIGINS = ROSTER.replace("gateway:\n", 'gateway:\n  allowedOrigins: [ app.example, "[::1]" ]\n');
-
-type Ctx = ExecutionContext & { settle: () => Promise<void> };
-
-function executionContext(): Ctx {
-  const pending: Promise<unknown>[] = [];
-  return {
-    waitUntil: (p: Promise<unknown>) => pending.push(p),
-    passThroughOnException: () => {},
-    props: {},
-    settle: async () => {
-      await Promise.allSettled(pending);
-    },
-  } as unknown as Ctx;
-}
 
 const ECHO = { fetch: (url: string, init: RequestInit) => (echo.fetch as NonNullable<typeof echo.fetch>)(new Request(url, init) as never, {}, executionContext()) };
 
