@@ -7,8 +7,9 @@ import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract
 import { RpcCode } from "../contract/rpc";
 import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
-import { cancelCall, requestKey } from "./calls";
+import { callKey, cancelCall, requestKey } from "./calls";
 import { isGated } from "./channel";
+import { checkElicitationUrl } from "./elicitation-url";
 import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
@@ -135,7 +136,10 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       if (checked.status !== 202) return finish(checked, "rejected");
       const target = params.requestId;
       if (typeof target === "string" || typeof target === "number") {
-        await cancelCall(c.env.CALLS, caller.id, requestKey(target)).catch(() => false);
+        // A call that asks a person is keyed by its approval URL too: the cancel reaches it only over the same one.
+        const approval = checkElicitationUrl(c.req.header("x-elicitation-url") ?? null, roster.gateway.elicitation.allowedUrlPrefixes);
+        const keys = [requestKey(target), ...(approval.ok ? [await callKey(target, approval.url)] : [])];
+        await Promise.all(keys.map((key) => cancelCall(c.env.CALLS, caller.id, key).catch(() => false)));
       }
       return finish(checked, "cancel_relayed");
     }

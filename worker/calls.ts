@@ -6,6 +6,18 @@ import { AbortReason } from "./upstream";
 
 export { requestKey };
 
+/**
+ * A confirmed call's record key: the caller's request id, and for a call that asks a person, a tag of the approval
+ * URL it asks over. Sessions sharing one caller token ask over their own approval URLs, so their ids (1, 2, …)
+ * never collide and one session's cancel never reaches another's call (docs/rules.md R-CALL-11).
+ */
+export async function callKey(id: string | number, approvalUrl: string | undefined): Promise<string> {
+  if (approvalUrl === undefined) return requestKey(id);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(approvalUrl)));
+  const tag = Array.from(digest.subarray(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${tag}/${requestKey(id)}`;
+}
+
 /** `tooMany`: the caller already holds that many live calls (MAX_LIVE_CALLS), the most it may. */
 export type WatchResult = { ok: true; stop: () => void } | { ok: false; inFlight: boolean; tooMany?: number };
 

@@ -5,7 +5,7 @@ import type { CallRegistryNamespace } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
 import type { Caller } from "./auth";
-import { endCall, requestKey, watchCall } from "./calls";
+import { callKey, endCall, requestKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
 import { describeSelection, exposedName, routeTool, type Selection } from "./selection";
@@ -182,6 +182,8 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       const ref = { scope: gw.caller.id, key: requestKey(call.id), nonce: crypto.randomUUID() };
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
       meta[CHANNEL_META_KEY] = channel;
+      // The channel carries `ref` itself, so the session-tagged key reaches the bundle's gate too.
+      if (channel !== undefined && "url" in channel) ref.key = await callKey(call.id, channel.url);
       if (channel !== undefined && !("refused" in channel)) {
         const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false) }, server.timeoutMs);
         if (!watched.ok) {

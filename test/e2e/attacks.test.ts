@@ -211,8 +211,9 @@ describe("request ids and cancels", () => {
     return { controller, body: response.text().catch(() => "") };
   }
 
-  async function cancel(requestId: unknown): Promise<number> {
-    const r = await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } }, { ...legacy, ...bearer(TOKENS.session) }, "echo-confirmed");
+  /** A cancel over the same approval URL as the calls, as an SDK client sends every request with the same headers. */
+  async function cancel(requestId: unknown, url: string): Promise<number> {
+    const r = await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } }, { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": url }, "echo-scripted");
     return r.status;
   }
 
@@ -227,10 +228,10 @@ describe("request ids and cancels", () => {
     try {
       // Both calls are registered before any cancel is sent.
       await waitFor(async () => ((await registryStats("dev-session")).live === 2 ? true : undefined));
-      expect(await cancel(String(n))).toBe(202);
-      expect(await cancel(`n:${n}`)).toBe(202);
-      expect(await cancel([n])).toBe(202);
-      expect(await cancel({ n })).toBe(202);
+      expect(await cancel(String(n), url)).toBe(202);
+      expect(await cancel(`n:${n}`, url)).toBe(202);
+      expect(await cancel([n], url)).toBe(202);
+      expect(await cancel({ n }, url)).toBe(202);
       expect((await tagged(tagS)).outcome).toBe("aborted");
       expect((await tagged(tagN)).outcome).toBe("elapsed");
       expect(await b.body).toContain("elapsed");

@@ -230,11 +230,15 @@ describe("a confirmed call is torn down with its caller", () => {
     await liveCalls(1, "dev-session");
     await liveCalls(1, "dev-session-2");
     // Another caller's cancel for the same id touches nothing.
-    const stranger = await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "not yours" } }, { ...legacy, ...bearer(TOKENS.session2) }, "echo-confirmed");
+    const stranger = await rawPost(
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "not yours" } },
+      { ...legacy, ...bearer(TOKENS.session2), "x-elicitation-url": APPROVAL_URL },
+      "echo-confirmed",
+    );
     expect(stranger.status).toBe(202);
     const cancelled = await rawPost(
       { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 77, reason: "changed my mind" } },
-      { ...legacy, ...bearer(TOKENS.session) },
+      { ...legacy, ...bearer(TOKENS.session), "x-elicitation-url": APPROVAL_URL },
       "echo-confirmed",
     );
     expect(cancelled.status).toBe(202);
@@ -251,7 +255,7 @@ describe("a confirmed call is torn down with its caller", () => {
     const mine = await startWait(`cancel-only-other-${run}`, TOKENS.session, 91);
     await liveCalls(1);
     const strangerBefore = (await registryStats("dev-session-2")).served;
-    await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 91 } }, { ...legacy, ...bearer(TOKENS.session2) }, "echo-confirmed");
+    await rawPost({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 91 } }, { ...legacy, ...bearer(TOKENS.session2), "x-elicitation-url": APPROVAL_URL }, "echo-confirmed");
     // The other caller's cancel has reached that caller's own record; a misrouted abort would land within ms.
     await waitFor(async () => ((await registryStats("dev-session-2")).served > strangerBefore ? true : undefined));
     await quiet();
