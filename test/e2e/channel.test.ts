@@ -52,7 +52,8 @@ describe("which slugs receive the channel", () => {
       urlSha256: await sha256(APPROVAL_URL),
       ttlMs: 120_000 - 15_000,
       refused: null,
-      call: { scope: "dev-session", key: "n:1", nonce: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+      // The record key is the request id under a tag of the approval URL (docs/rules.md R-CALL-11).
+      call: { scope: "dev-session", key: `${(await sha256(APPROVAL_URL)).slice(0, 16)}/n:1`, nonce: expect.stringMatching(/^[0-9a-f-]{36}$/) },
       headers: {
         "CF-Access-Client-Id": await sha256(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_ID as string),
         "CF-Access-Client-Secret": await sha256(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_SECRET as string),
