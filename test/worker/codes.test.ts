@@ -147,9 +147,11 @@ describe("the gateway's own error codes on the wire", () => {
     expect(await codesOn(LANES, "broken", "anything")).toEqual(expected(LANES, RpcCode.UpstreamFailed));
   });
 
+  // Three lanes one after another, each waiting out the mount's 1 s timeoutMs (the roster's minimum): 5 s is too
+  // tight on a loaded two-core machine.
   it("timeout: a mount silent past its timeoutMs is UpstreamTimeout on every lane", async () => {
     expect(await codesOn(LANES, "slow", "anything")).toEqual(expected(LANES, RpcCode.UpstreamTimeout));
-  });
+  }, 20_000);
 
   it("timeout: a confirmed call whose deadline passes in the call registry is UpstreamTimeout on both revisions", async () => {
     expect(await codesOn(SDK_LANES, "held", "anything", () => env(registry({ word: "deadline" })))).toEqual(expected(SDK_LANES, RpcCode.UpstreamTimeout));
