@@ -5,27 +5,15 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { createGateway } from "../../worker/app";
+import { ALICE_TOKEN, aliceRoster, executionContext } from "./helpers/gateway";
 
-const TOKEN = "fuzz-token-0123456789abcdef";
-const ROSTER = `callers:
-  - { id: alice, kind: session, roles: [user], tokenSecret: TOKEN_ALICE }
-gateway:
-  elicitation:
-    allowedUrlPrefixes: [ "http://127.0.0.1:9/s/" ]
-servers:
-  - { slug: echo, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }
-  - { slug: echo-confirmed, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, timeoutMs: 2000 }
-`;
+const TOKEN = ALICE_TOKEN;
+const ROSTER = aliceRoster([
+  "{ slug: echo, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }",
+  "{ slug: echo-confirmed, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, timeoutMs: 2000 }",
+]);
 
-function executionContext() {
-  const pending: Promise<unknown>[] = [];
-  return {
-    ctx: { waitUntil: (p: Promise<unknown>) => pending.push(p), passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext,
-    settle: () => Promise.allSettled(pending),
-  };
-}
-
-const ECHO = { fetch: (url: string, init: RequestInit) => (echo.fetch as NonNullable<typeof echo.fetch>)(new Request(url, init) as never, {}, executionContext().ctx) };
+const ECHO = { fetch: (url: string, init: RequestInit) => (echo.fetch as NonNullable<typeof echo.fetch>)(new Request(url, init) as never, {}, executionContext()) };
 /** A call registry that registers every call and grants no claim: nothing here may write. */
 const CALLS = {
   idFromName: (name: string) => name,
@@ -129,7 +117,7 @@ describe("the gateway under generated requests", () => {
         const url = `https://gateway.test/mcp${r.servers === undefined ? "" : `?servers=${encodeURIComponent(r.servers)}`}`;
         const init: RequestInit = { method: r.method, headers };
         if (r.method === "POST") init.body = r.body;
-        const { ctx, settle } = executionContext();
+        const ctx = executionContext();
         const response = await within(5_000, Promise.resolve((gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(new Request(url, init) as never, ENV, ctx)));
         expect(response.status, `HTTP ${response.status} for ${JSON.stringify(r).slice(0, 300)}`).toBeLessThan(500);
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
@@ -139,7 +127,7 @@ describe("the gateway under generated requests", () => {
           const type = response.headers.get("content-type") ?? "";
           expect(type, text.slice(0, 200)).toMatch(/^(application\/json|text\/event-stream)/);
         }
-        await within(5_000, settle());
+        await within(5_000, ctx.settle());
       }),
       { numRuns: 600 },
     );

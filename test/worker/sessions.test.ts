@@ -3,19 +3,12 @@
 // never reaches the other's call. The call registry is a stand-in that keeps live keys as the real one does.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createGateway } from "../../worker/app";
-import { binding, executionContext } from "./helpers/gateway";
+import { ALICE_TOKEN, aliceRoster, binding, executionContext, LOOPBACK_PREFIX } from "./helpers/gateway";
 
-const TOKEN = "alice-token-0123456789abcdef";
-const A = "http://127.0.0.1:9/s/session-a";
-const B = "http://127.0.0.1:9/s/session-b";
-const ROSTER = `callers:
-  - { id: alice, kind: session, roles: [user], tokenSecret: TOKEN_ALICE }
-gateway:
-  elicitation:
-    allowedUrlPrefixes: [ "http://127.0.0.1:9/s/" ]
-servers:
-  - { slug: held, kind: bundle, bundle: SLOW, path: /held, entitlements: [user], confirmations: true, timeoutMs: 20000 }
-`;
+const TOKEN = ALICE_TOKEN;
+const A = `${LOOPBACK_PREFIX}session-a`;
+const B = `${LOOPBACK_PREFIX}session-b`;
+const ROSTER = aliceRoster(["{ slug: held, kind: bundle, bundle: SLOW, path: /held, entitlements: [user], confirmations: true, timeoutMs: 20000 }"]);
 
 /** A mount that never answers until its request is aborted. */
 const SLOW = binding((request) => new Promise((_resolve, reject) => request.signal.addEventListener("abort", () => reject(new Error("aborted")))));

@@ -7,18 +7,13 @@ import echo from "../../bundles/echo/echo.app";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
-import { executionContext } from "./helpers/gateway";
+import { ALICE_TOKEN, aliceRoster, executionContext } from "./helpers/gateway";
 
-const TOKEN = "alice-token-0123456789abcdef";
-const ROSTER = `callers:
-  - { id: alice, kind: session, roles: [user], tokenSecret: TOKEN_ALICE }
-gateway:
-  elicitation:
-    allowedUrlPrefixes: [ "http://127.0.0.1:9/s/" ]
-servers:
-  - { slug: echo, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }
-  - { slug: echo-confirmed, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, timeoutMs: 2000 }
-`;
+const TOKEN = ALICE_TOKEN;
+const ROSTER = aliceRoster([
+  "{ slug: echo, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }",
+  "{ slug: echo-confirmed, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, timeoutMs: 2000 }",
+]);
 const WITH_ORIGINS = ROSTER.replace("gateway:\n", 'gateway:\n  allowedOrigins: [ app.example, "[::1]" ]\n');
 
 const ECHO = { fetch: (url: string, init: RequestInit) => (echo.fetch as NonNullable<typeof echo.fetch>)(new Request(url, init) as never, {}, executionContext()) };

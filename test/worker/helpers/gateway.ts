@@ -16,3 +16,18 @@ export function executionContext(): Ctx {
 }
 
 export const binding = (handler: (request: Request) => Promise<Response>) => ({ fetch: (url: string, init: RequestInit) => handler(new Request(url, init)) });
+
+/** The one caller these tests authenticate as, and the roster around the servers a test mounts. */
+export const ALICE_TOKEN = "alice-token-0123456789abcdef";
+/** An allowed approval prefix on a closed loopback port: nothing a test does can leave the machine. */
+export const LOOPBACK_PREFIX = "http://127.0.0.1:9/s/";
+
+export function aliceRoster(servers: readonly string[]): string {
+  return `callers:
+  - { id: alice, kind: session, roles: [user], tokenSecret: TOKEN_ALICE }
+gateway:
+  elicitation:
+    allowedUrlPrefixes: [ "${LOOPBACK_PREFIX}" ]
+servers:
+${servers.map((s) => `  - ${s}\n`).join("")}`;
+}
