@@ -3,6 +3,8 @@
 // never answer one. With the emulation switch on, these routes stand behind an emulated Cloudflare
 // Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.
 import { Hono, type MiddlewareHandler } from "hono";
+import { APPROVER_META_KEY } from "../contract/channel";
+import { META_EXPIRES_AT, META_REQUEST_ID } from "../contract/elicitation";
 import { type AppEnv, jsonError, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
@@ -24,11 +26,21 @@ export function preferredWait(header: string | null): number | undefined {
   return undefined;
 }
 
+/** The statuses a person (or, in dev mode, the operator API) decided; an expiry is nobody's decision. */
+const DECIDED: ReadonlySet<PromptRecord["status"]> = new Set(["accept", "decline", "cancel"]);
+
+/**
+ * A poll's answer. A decided prompt also names who decided it under `_meta["dev.strad/approver"]`, as it was
+ * recorded (the Access person's email, the dev identity, the operator API's dev-mode name), for the bundle's
+ * audit trail (docs/rules.md R-AUDIT-4); `_meta` carries extra keys beside the protocol's own.
+ */
 export function pollAnswer(p: PromptRecord): { action: string; content: PromptRecord["content"]; _meta: Record<string, string> } {
+  const meta: Record<string, string> = { [META_REQUEST_ID]: p.requestId, [META_EXPIRES_AT]: new Date(p.expiresAt).toISOString() };
+  if (DECIDED.has(p.status) && p.decidedBy !== null) meta[APPROVER_META_KEY] = p.decidedBy;
   return {
     action: p.status,
     content: p.status === "accept" ? p.content : null,
-    _meta: { "com.pulsemcp/request-id": p.requestId, "com.pulsemcp/expires-at": new Date(p.expiresAt).toISOString() },
+    _meta: meta,
   };
 }
 

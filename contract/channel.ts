@@ -5,6 +5,16 @@ import { z } from "zod";
 export const CHANNEL_META_KEY = "dev.strad/elicitation";
 
 /**
+ * The key under which an approval service's poll answer may name who decided the prompt (an email, a dev
+ * identity): beside the protocol's own `_meta` keys, which a client that does not know it ignores. The kit
+ * writes it into its audit lines only, cleaned and capped (docs/rules.md R-AUDIT-4).
+ */
+export const APPROVER_META_KEY = "dev.strad/approver";
+
+/** A roster caller id (worker/roster.ts holds the roster to the same pattern): lower-case letters, digits and single hyphens. */
+export const CALLER_ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/**
  * Where the call's record lives, so the send gate can claim it exactly once. `key` is the caller's request id
  * (what a cancel names); `nonce` is the gateway's own per-call value, so a late call cannot claim a newer
  * call that reuses its request id.
@@ -16,6 +26,9 @@ export const CallRefSchema = z.strictObject({
 });
 export type CallRef = z.infer<typeof CallRefSchema>;
 
+/** Who is calling, by roster id: the audit trail names it (docs/rules.md R-AUDIT-2). Never a token. */
+const CallerSchema = z.string().regex(CALLER_ID).optional();
+
 export const ChannelSchema = z.union([
   z.strictObject({
     slug: z.string(),
@@ -23,9 +36,10 @@ export const ChannelSchema = z.union([
     ttlMs: z.number().int().positive(),
     headers: z.record(z.string(), z.string()),
     call: CallRefSchema.optional(),
+    caller: CallerSchema,
   }),
-  z.strictObject({ slug: z.string(), refused: z.string().min(1) }),
-  z.strictObject({ slug: z.string(), skip: z.literal(true), ttlMs: z.number().int().positive().optional(), call: CallRefSchema.optional() }),
+  z.strictObject({ slug: z.string(), refused: z.string().min(1), caller: CallerSchema }),
+  z.strictObject({ slug: z.string(), skip: z.literal(true), ttlMs: z.number().int().positive().optional(), call: CallRefSchema.optional(), caller: CallerSchema }),
 ]);
 export type Channel = z.infer<typeof ChannelSchema>;
 export type AskChannel = Extract<Channel, { url: string }>;

@@ -125,6 +125,15 @@ workers_dev = false
 # from .dev.vars beside this file (a copy of .dev.vars.example; wrangler dev reads the .dev.vars next to each
 # config). In production set it under [vars] or as a secret; a credential goes per slug, as <SLUG>__NAME.
 
+# The audit trail (docs/audit.md) is this Worker's console output, one JSON line per decision: Workers Logs
+# keeps every line. Invocation logs stay off: they would record the gateway's requests' headers.
+[observability]
+enabled = true
+head_sampling_rate = 1
+
+[observability.logs]
+invocation_logs = false
+
 # The gateway's per-call records: the send gate claims a call here, at most once and only while it is live.
 [[durable_objects.bindings]]
 name = "CALLS"

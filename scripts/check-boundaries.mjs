@@ -21,8 +21,8 @@ export function unitOf(relPath) {
 /** Whether `from` may import `to` (both units). `fromFile` is the importing file, relative to the root. */
 export function allowed(fromFile, from, to) {
   if (from === to || to === "contract") return true;
-  // The gateway's entry hosts the CallRegistry class and compiles the roster in.
-  if (fromFile === "worker/index.ts") return to === "durable-objects" || to === "root";
+  // The gateway's entries (production and the dev stack's) host the CallRegistry class and compile a roster in.
+  if (fromFile === "worker/index.ts" || fromFile === "worker/dev.ts") return to === "durable-objects" || to === "root";
   // Every bundle may use the kit; the kit is a bundle's library, not a unit of its own for anyone else.
   if (from.startsWith("bundles/") && to === "bundles/kit") return true;
   return false;

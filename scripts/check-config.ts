@@ -13,7 +13,7 @@ import { gatewayServices } from "./bundle-tree.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "./workers.mjs";
 
-export type Manifest = { ok: true; mounts: readonly string[] } | { ok: false; problems: string[] };
+export type Manifest = { ok: true; mounts: readonly string[]; secrets: readonly string[] } | { ok: false; problems: string[] };
 
 /** What the roster's bundle servers are checked against: the gateway's service bindings and the bundle folders. */
 export interface BundleTree {
@@ -31,6 +31,12 @@ const ManifestSchema = z.strictObject({
     .array(ServerSchema.shape.path.unwrap())
     .min(1, "must list at least one mount")
     .refine((mounts) => new Set(mounts).size === mounts.length, "lists a mount twice"),
+  // The credentials each mount reads from its own namespace (<MOUNT>__NAME, contract/slug.ts): `npm run
+  // deploy:check` lists one `wrangler secret put` per mount the roster uses.
+  secrets: z
+    .array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must be an upper-case variable name"))
+    .refine((names) => names.every((n) => !n.includes("__")), 'a secret name holds no "__": the mount\'s namespace is added to it')
+    .default([]),
 });
 
 /** A bundle's bundle.json, read and checked; its problems name the field, never more of the file than that. */
@@ -43,7 +49,7 @@ export function parseManifest(text: string | undefined): Manifest {
     return { ok: false, problems: [`${MANIFEST} is not valid JSON`] };
   }
   const parsed = ManifestSchema.safeParse(data);
-  if (parsed.success) return { ok: true, mounts: parsed.data.mounts };
+  if (parsed.success) return { ok: true, mounts: parsed.data.mounts, secrets: parsed.data.secrets };
   return { ok: false, problems: parsed.error.issues.map((i) => `${MANIFEST}${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")}: ${i.message}`) };
 }
 

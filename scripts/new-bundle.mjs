@@ -59,7 +59,7 @@ export function nameProblems(name, root = ROOT) {
     if (w.name === service) problems.push(`the Worker ${service} already exists (${w.config})`);
   }
   if (gatewayEnvNames(root).has(bindingOf(name))) problems.push(`the gateway already has a binding, var or secret named ${bindingOf(name)}`);
-  const servers = serversOf(readFileSync(join(root, "strad.config.yaml"), "utf8"));
+  const servers = serversOf(readFileSync(join(root, "strad.dev.yaml"), "utf8"));
   if (servers.some((s) => s?.slug === name)) problems.push(`the roster already has a server with slug "${name}"`);
   if (servers.some((s) => s?.bundle === bindingOf(name))) problems.push(`the roster already names binding ${bindingOf(name)}`);
   return problems;
@@ -72,14 +72,14 @@ export function createBundle(name, root = ROOT) {
   const files = scaffoldFiles(name, root);
   const wranglerPath = join(root, "wrangler.toml");
   const wrangler = readFileSync(wranglerPath, "utf8");
-  const rosterPath = join(root, "strad.config.yaml");
+  const rosterPath = join(root, "strad.dev.yaml");
   const roster = readFileSync(rosterPath, "utf8");
   const added = withServer(roster, name);
   const before = serversOf(roster).length;
   const after = serversOf(added.text);
   const entry = after.find((s) => s?.slug === name);
   if (after.length !== before + 1 || entry?.bundle !== bindingOf(name) || entry?.path !== `/${name}`) {
-    throw new Error("adding the server to strad.config.yaml by text did not give the expected roster; add it by hand");
+    throw new Error("adding the server to strad.dev.yaml by text did not give the expected roster; add it by hand");
   }
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(join(root, rel, ".."), { recursive: true });
@@ -92,8 +92,8 @@ export function createBundle(name, root = ROOT) {
     ...Object.keys(files).map((rel) => `wrote ${rel}`),
     `wrote bundles/${name}/.dev.vars (local only, git-ignored)`,
     `added [[services]] ${bindingOf(name)} -> ${serviceOf(name)} to wrangler.toml`,
-    `added the server "${name}" (bundle ${bindingOf(name)}, path /${name}) to strad.config.yaml`,
-    `next: npm run check-config && npx vitest run --project unit test/bundles/${name}; then npm run dev and call /mcp?servers=${name}`,
+    `added the server "${name}" (bundle ${bindingOf(name)}, path /${name}) to strad.dev.yaml`,
+    `next: npm run check-config strad.dev.yaml && npx vitest run --project unit test/bundles/${name}; then npm run dev and call /mcp?servers=${name}; to deploy it, add the server to strad.config.yaml too`,
   ];
 }
 
@@ -125,12 +125,12 @@ export function removeBundle(name, root = ROOT, { force = false } = {}) {
   const services = servicesBlock(name);
   const hasServices = wrangler.includes(services);
   if (!hasServices && gatewayServices(root).some((s) => s.binding === bindingOf(name))) left.push(`wrangler.toml: the [[services]] entry for ${bindingOf(name)} was changed`);
-  const rosterPath = join(root, "strad.config.yaml");
+  const rosterPath = join(root, "strad.dev.yaml");
   const roster = readFileSync(rosterPath, "utf8");
   const item = roster.split("\n").find((l) => l.trimStart() === `- slug: ${name}`);
   const server = `${serverBlock(name, item === undefined ? 2 : item.indexOf("-"))}\n`;
   const hasServer = roster.includes(server);
-  if (!hasServer && serversOf(roster).some((s) => s?.slug === name)) left.push(`strad.config.yaml: the server "${name}" was changed`);
+  if (!hasServer && serversOf(roster).some((s) => s?.slug === name)) left.push(`strad.dev.yaml: the server "${name}" was changed`);
   if (left.length > 0 && !force) throw new Error([...left, "nothing was removed (--force removes what is still as new-bundle wrote it and leaves the rest)"].join("\n"));
 
   const done = [];
@@ -149,7 +149,7 @@ export function removeBundle(name, root = ROOT, { force = false } = {}) {
   }
   if (hasServer) {
     writeFileSync(rosterPath, roster.replace(server, ""));
-    done.push(`removed the server "${name}" from strad.config.yaml`);
+    done.push(`removed the server "${name}" from strad.dev.yaml`);
   }
   return { done, left };
 }

@@ -16,10 +16,13 @@ import { execFileSync, spawn } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import { discoverWorkers, ROOT, workerName } from "./workers.mjs";
+import { parse as parseYaml } from "yaml";
+import { gatewayServices } from "./bundle-tree.mjs";
+import { renderBundleEnv, writeRenderedBlock } from "./roster-env.mjs";
+import { DEV_ENTRY, DEV_ROSTER, discoverWorkers, ROOT, workerName } from "./workers.mjs";
 
 export { ROOT };
 export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789 };
@@ -28,7 +31,7 @@ export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789 };
 export function stackProcesses(root = ROOT) {
   const { gateway, bundles, approvals, fakes } = discoverWorkers(root);
   return [
-    { name: "gateway", port: PORTS.gateway, configs: [gateway.config, ...bundles.map((b) => b.config)] },
+    { name: "gateway", port: PORTS.gateway, configs: [gateway.config, ...bundles.map((b) => b.config)], script: DEV_ENTRY },
     { name: "approvals", port: PORTS.approvals, configs: [approvals.config] },
     { name: "fakes", port: PORTS.fakes, configs: [fakes.config] },
   ];
@@ -42,10 +45,11 @@ const varNames = (text) =>
       .filter(Boolean),
   );
 
-/** Creates .dev.vars from the example, or adds the example's variables that an older copy lacks. */
-export function prepare() {
-  const vars = join(ROOT, ".dev.vars");
-  const example = join(ROOT, ".dev.vars.example");
+/** Creates a Worker folder's .dev.vars from its .dev.vars.example, or adds the example's variables an older copy lacks. */
+function prepareDevVars(dir) {
+  const vars = join(dir, ".dev.vars");
+  const example = join(dir, ".dev.vars.example");
+  if (!existsSync(example)) return;
   if (!existsSync(vars)) copyFileSync(example, vars);
   else {
     const have = varNames(readFileSync(vars, "utf8"));
@@ -57,7 +61,22 @@ export function prepare() {
       });
     if (missing.length > 0) appendFileSync(vars, `\n${missing.join("\n")}\n`);
   }
-  mkdirSync(join(ROOT, ".xdg"), { recursive: true });
+}
+
+/**
+ * Readies a tree for the local stack: each Worker folder's .dev.vars (the only place dev values live: `wrangler
+ * dev` and unstable_getMiniflareWorkerOptions read it, `wrangler deploy` does not), with the dev roster's
+ * servers[].env rendered into its bundles' (scripts/roster-env.mjs), and wrangler's config folder.
+ */
+export function prepare(root = ROOT) {
+  const { gateway, bundles, approvals, fakes } = discoverWorkers(root);
+  for (const w of [gateway, ...bundles, approvals, fakes]) prepareDevVars(join(root, dirname(w.config)));
+  const roster = parseYaml(readFileSync(join(root, DEV_ROSTER), "utf8"));
+  const services = new Map(gatewayServices(root).map((s) => [s.binding, s.service]));
+  const { vars, errors } = renderBundleEnv(Array.isArray(roster?.servers) ? roster.servers : [], (binding) => services.get(binding));
+  for (const b of bundles) errors.push(...writeRenderedBlock(join(root, dirname(b.config), ".dev.vars"), vars.get(b.name) ?? {}).map((p) => `bundles/${b.dir}/.dev.vars ${p}`));
+  if (errors.length > 0) throw new Error(`${DEV_ROSTER}: ${errors.join("; ")}`);
+  mkdirSync(join(root, ".xdg"), { recursive: true });
 }
 
 export function portOpen(port) {
@@ -110,6 +129,12 @@ async function answers(name, port, deadline, failed) {
   }
 }
 
+/**
+ * A production build reads no dev file: wrangler loads .dev.vars only when no env file is named, and a named
+ * file that does not exist loads nothing.
+ */
+const NO_ENV_FILE = ".strad-production-build-reads-no-env-file";
+
 const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
 
 /**
@@ -140,7 +165,19 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
     }
     const inspector = await freePort();
     const vars = Object.entries(p.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
-    const args = ["dev", ...p.configs.flatMap((c) => ["-c", c]), "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--show-interactive-dev-session=false", ...vars];
+    const args = [
+      "dev",
+      ...(p.script === undefined ? [] : [p.script]),
+      ...p.configs.flatMap((c) => ["-c", c]),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
+      "--show-interactive-dev-session=false",
+      ...vars,
+    ];
     const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", lineLogger(p.name, logs, quiet));
     child.stderr.on("data", lineLogger(p.name, logs, quiet));
@@ -164,21 +201,32 @@ export function startDevStack({ freePorts = false, ...options } = {}) {
   );
 }
 
-/** Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare options for it. */
-export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT } = {}) {
-  prepare();
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(root, config));
+/**
+ * Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare
+ * options for it: its bindings and its folder's .dev.vars, as `wrangler dev` would give them. The gateway is built
+ * from its dev entry (worker/dev.ts, the dev roster) unless `production`: then from its `main`, exactly what
+ * `wrangler deploy` ships, and without any .dev.vars (the caller passes the settings an operator would set).
+ */
+export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, production = false } = {}) {
+  prepare(root);
+  const script = !production && config === discoverWorkers(root).gateway.config ? DEV_ENTRY : undefined;
+  const options = production ? { envFiles: [NO_ENV_FILE] } : undefined;
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(root, config), undefined, options);
   const name = workerName(config, root);
   const outdir = join(into, name);
   mkdirSync(outdir, { recursive: true });
-  execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", config], { cwd: root, env: ENV, stdio: "ignore" });
-  const script = `${basename(main).replace(/\.ts$/, "")}.js`;
+  execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", ...(script === undefined ? [] : [script]), "--outdir", outdir, "-c", config], {
+    cwd: root,
+    env: ENV,
+    stdio: "ignore",
+  });
+  const built = `${basename(script ?? main).replace(/\.ts$/, "")}.js`;
   return {
     ...workerOptions,
     name,
     modules: true,
     modulesRoot: outdir,
-    scriptPath: join(outdir, script),
+    scriptPath: join(outdir, built),
     // The config's own rules first (approvals bundles its review page's *.client.js as text); every other
     // .js file of the build is one of its ES modules.
     modulesRules: [...(workerOptions.modulesRules ?? []), { type: "ESModule", include: ["**/*.js"] }],

@@ -8,6 +8,12 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** The production roster `wrangler deploy` builds into the gateway (its `main`, worker/index.ts imports it). */
+export const ROSTER = "strad.config.yaml";
+/** The dev roster and the gateway entry that imports it: only the local stack builds them (worker/dev.ts). */
+export const DEV_ROSTER = "strad.dev.yaml";
+export const DEV_ENTRY = "worker/dev.ts";
+
 /** The Worker's `name` (its service name), read from the config's top level. */
 export function workerName(config, root = ROOT) {
   const name = /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(join(root, config), "utf8"))?.[1];

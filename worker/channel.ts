@@ -20,19 +20,21 @@ export function buildChannel(args: { server: ServerEntry; caller: Caller; header
   const slug = server.slug;
   if (!isGated(server)) return undefined;
   const ttlMs = channelTtlMs(server.timeoutMs);
+  // The caller's roster id rides on every channel, so the bundle's audit lines name who called (docs/rules.md R-AUDIT-2).
+  const who = caller.id;
   // The waiver rides on the call whatever the caller sent, and never carries the caller's URL.
-  if (server.skipConfirmations) return { slug, skip: true, ttlMs, call };
+  if (server.skipConfirmations) return { slug, skip: true, ttlMs, call, caller: who };
   if (caller.kind === "console" || caller.kind === "grant") {
-    return { slug, refused: `caller "${caller.id}" is a ${caller.kind} caller and has no session to ask` };
+    return { slug, refused: `caller "${caller.id}" is a ${caller.kind} caller and has no session to ask`, caller: who };
   }
   const checked = checkElicitationUrl(args.headerValue, roster.gateway.elicitation.allowedUrlPrefixes);
-  if (!checked.ok) return { slug, refused: describeUrlError(checked.error) };
+  if (!checked.ok) return { slug, refused: describeUrlError(checked.error), caller: who };
   // The slug's edge credential belongs to its own approval service: the URL is held to its prefixes too (R-CHAN-12).
   const own = server.approvalUrlPrefixes;
   if (own !== undefined && !checkUnderPrefix(checked.url, own, "approvalUrlPrefixes").ok) {
-    return { slug, refused: `X-Elicitation-Url was refused: it is not under any of the approvalUrlPrefixes of "${slug}"` };
+    return { slug, refused: `X-Elicitation-Url was refused: it is not under any of the approvalUrlPrefixes of "${slug}"`, caller: who };
   }
   const headers = resolveHeaderMap(server.confirmationHeaders, slug, env);
-  if (!headers.ok) return { slug, refused: `confirmationHeaders of "${slug}" need secret ${headers.missing}, which is not seeded` };
-  return { slug, url: checked.url, ttlMs, headers: headers.headers, call };
+  if (!headers.ok) return { slug, refused: `confirmationHeaders of "${slug}" need secret ${headers.missing}, which is not seeded`, caller: who };
+  return { slug, url: checked.url, ttlMs, headers: headers.headers, call, caller: who };
 }

@@ -158,7 +158,12 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
   roster.servers.forEach((s, i) => {
     if (s.kind !== "bundle" || s.bundle === undefined) return;
     for (const [name, value] of Object.entries(s.env)) {
-      if (name.includes("__")) continue;
+      if (name.includes("__")) {
+        // A namespaced name is this slug's own: one slug never sets another's variable (scripts/roster-env.mjs).
+        const own = slugNamespace(s.slug);
+        if (!name.startsWith(own) || name.length === own.length) issue(["servers", i, "env", name], `a name holding "__" must be in this slug's own namespace (${own}<NAME>)`);
+        continue;
+      }
       const key = `${s.bundle}\u0000${name}`;
       const prior = bare.get(key);
       if (prior === undefined) bare.set(key, { value, index: i });

@@ -3,6 +3,7 @@ import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { CallRegistryNamespace } from "../../contract/call-registry";
 import { CHANNEL_META_KEY, ChannelSchema } from "../../contract/channel";
+import { slugNamespace } from "../../contract/slug";
 import { currentScope } from "../kit/scope";
 import { registerDemoTools } from "./echo.demo";
 
@@ -52,6 +53,14 @@ export function echoServer(mount: string, env: Record<string, unknown>): McpServ
   server.registerTool("echo", { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string().max(10_000) }), annotations: READ_ONLY }, async ({ text }) => ({
     content: [{ type: "text", text }],
   }));
+
+  // What the roster's servers[].env gives this mount (`GREETING`, rendered as <SLUG>__GREETING by scripts/roster-env.mjs):
+  // a mount reads its own namespace only, so one slug's setting never shows on another's mount.
+  server.registerTool("about", { description: "Says which echo mount answered and the greeting the roster gave it.", inputSchema: z.object({}), annotations: READ_ONLY }, async () => {
+    const value = env[`${slugNamespace(mount)}GREETING`];
+    const greeting = typeof value === "string" ? value : null;
+    return { content: [{ type: "text", text: JSON.stringify({ mount, greeting }) }], structuredContent: { mount, greeting } };
+  });
 
   server.registerTool("add", { description: "Adds two numbers.", inputSchema: z.object({ a: z.number(), b: z.number() }), annotations: READ_ONLY }, async ({ a, b }) => ({
     content: [{ type: "text", text: String(a + b) }],

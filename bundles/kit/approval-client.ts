@@ -2,7 +2,9 @@
 // It uses only fetch, AbortSignal and timers, so it runs the same in workerd and in Node tests.
 // Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
 // body, and every request is aborted at the deadline (docs/rules.md R-CLIENT-3, R-CLIENT-4, R-CLIENT-5).
+import { APPROVER_META_KEY } from "../../contract/channel";
 import { CONFIRM_SCHEMA, isRequestId, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
+import { cleanLine } from "../../contract/text";
 
 export { CONFIRM_SCHEMA };
 
@@ -14,6 +16,9 @@ export const MAX_ANSWER_BYTES = 64 * 1024;
 /** How long a poll asks a long-polling service to hold the answer (RFC 7240 `Prefer: wait`). */
 export const LONG_POLL_WAIT_S = 20;
 const MAX_POLLS = 100_000;
+
+/** An approver's name is cut here (an email address is at most 254 characters). */
+export const MAX_APPROVER_CHARS = 254;
 
 /** Headers the bundle sets itself; a channel header with one of these names is dropped, never merged. */
 const OWNED_HEADERS = new Set(["content-type", "content-length", "transfer-encoding", "connection", "host", "accept", "prefer"]);
@@ -35,13 +40,26 @@ export interface ApprovalRequest {
   signal: AbortSignal;
   pollIntervalMs?: number;
   fetch?: FetchLike;
+  /** Told the request id once the service has taken the create (the audit trail's `asked`). */
+  onCreated?: (requestId: string) => void;
 }
 
 export type ApprovalError = { code: "APPROVAL_HTTP"; status: number } | { code: "APPROVAL_REDIRECT"; status: number } | { code: "APPROVAL_UNREACHABLE" } | { code: "APPROVAL_PROTOCOL"; why: string };
 
 export type NoAnswer = "decline" | "cancel" | "expired";
 
-export type ApprovalResult = { ok: true; answer: "accept"; content: Record<string, unknown> } | { ok: true; answer: NoAnswer; why?: string } | { ok: false; error: ApprovalError };
+/**
+ * Why there is no yes, in the kit's own words: the service `answered` so (decline, cancel, expired), the
+ * call was dropped (`caller_left`), the `deadline` passed, the service kept answering pending
+ * (`too_many_polls`), or its accept or action was not one that acts (`unticked`, `unrecognised`).
+ */
+export type NoAnswerCause = "answered" | "caller_left" | "deadline" | "too_many_polls" | "unticked" | "unrecognised";
+
+/** `approver`: who decided, as the service's answer named it under `_meta["dev.strad/approver"]` (cleaned, capped), else null. */
+export type ApprovalResult =
+  | { ok: true; answer: "accept"; content: Record<string, unknown>; approver: string | null }
+  | { ok: true; answer: NoAnswer; why?: string; cause: NoAnswerCause; approver: string | null }
+  | { ok: false; error: ApprovalError };
 
 export function describeApprovalError(error: ApprovalError): string {
   switch (error.code) {
@@ -64,8 +82,8 @@ export async function requestApproval(req: ApprovalRequest): Promise<ApprovalRes
   const interval = Math.max(MIN_POLL_INTERVAL_MS, req.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
   // After every wait: a dropped call is a cancel whatever was read, and nothing counts past the deadline.
   const settled = (): ApprovalResult | undefined => {
-    if (req.signal.aborted) return { ok: true, answer: "cancel", why: "the call was dropped" };
-    if (Date.now() >= req.deadline) return { ok: true, answer: "expired", why: "the deadline passed" };
+    if (req.signal.aborted) return { ok: true, answer: "cancel", why: "the call was dropped", cause: "caller_left", approver: null };
+    if (Date.now() >= req.deadline) return { ok: true, answer: "expired", why: "the deadline passed", cause: "deadline", approver: null };
     return undefined;
   };
   const early = settled();
@@ -101,10 +119,12 @@ export async function requestApproval(req: ApprovalRequest): Promise<ApprovalRes
       },
     });
     const created = await exchange(doFetch, base, { method: "POST", headers: createHeaders, body }, controller.signal);
+    const requestId = created.ok ? requestIdOf(created.body, ownId) : undefined;
+    // The service holds the prompt from here on, whatever happens to the call next.
+    if (requestId !== undefined) req.onCreated?.(requestId);
     const afterCreate = settled();
     if (afterCreate !== undefined) return afterCreate;
     if (!created.ok) return created;
-    const requestId = requestIdOf(created.body, ownId);
     if (requestId === undefined) return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the request id it named is not usable" } };
     // The request id goes at the end of the path, never into a query the channel URL may carry.
     const poll = new URL(base);
@@ -125,7 +145,7 @@ export async function requestApproval(req: ApprovalRequest): Promise<ApprovalRes
       const answer = answerOf(polled.body);
       if (answer !== "pending") return answer;
     }
-    return { ok: true, answer: "expired", why: "too many polls" };
+    return { ok: true, answer: "expired", why: "too many polls", cause: "too_many_polls", approver: null };
   } finally {
     clearTimeout(timer);
     req.signal.removeEventListener("abort", onDrop);
@@ -209,26 +229,41 @@ function requestIdOf(body: unknown, ownId: string): string | undefined {
   return isRequestId(named) ? named : undefined;
 }
 
+/**
+ * Who decided, as the service named it (docs/rules.md R-AUDIT-4): a string, cleaned by the one sanitiser
+ * (runs of whitespace collapsed) and cut at MAX_APPROVER_CHARS; anything else, or nothing left, is null.
+ */
+export function approverFrom(value: unknown): string | null {
+  if (typeof value !== "string") return null;
+  const clean = cleanLine(value, MAX_APPROVER_CHARS, { collapse: true }).trim();
+  return clean === "" ? null : clean;
+}
+
 function answerOf(body: unknown): ApprovalResult | "pending" {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the answer is not a JSON object" } };
   }
-  const { action, content } = body as { action?: unknown; content?: unknown };
+  const { action, content, _meta: meta } = body as { action?: unknown; content?: unknown; _meta?: unknown };
+  // Who decided, for the audit trail only: never shown to the caller, never a reason to act.
+  const approver =
+    typeof meta === "object" && meta !== null && !Array.isArray(meta) && Object.hasOwn(meta, APPROVER_META_KEY) ? approverFrom((meta as Record<string, unknown>)[APPROVER_META_KEY]) : null;
   switch (action) {
     case "pending":
       return "pending";
     case "accept":
       // Only a ticked confirm box acts; an accept without it is a decline.
       if (typeof content === "object" && content !== null && (content as Record<string, unknown>).confirm === true) {
-        return { ok: true, answer: "accept", content: content as Record<string, unknown> };
+        return { ok: true, answer: "accept", content: content as Record<string, unknown>, approver };
       }
-      return { ok: true, answer: "decline", why: "the confirm box was not ticked" };
+      return { ok: true, answer: "decline", why: "the confirm box was not ticked", cause: "unticked", approver };
     case "decline":
     case "cancel":
+      return { ok: true, answer: action, cause: "answered", approver };
     case "expired":
-      return { ok: true, answer: action };
+      // Nobody decides an expiry.
+      return { ok: true, answer: action, cause: "answered", approver: null };
     default:
-      return { ok: true, answer: "decline", why: "the answer was not recognised" };
+      return { ok: true, answer: "decline", why: "the answer was not recognised", cause: "unrecognised", approver: null };
   }
 }
 

@@ -1,16 +1,19 @@
 // Asking a person for the current call: the one place that decides whether a call may ask, asks over the
 // channel the gateway forwarded, keeps the wait alive, and turns a dropped call into a cancel. The guard
-// and the capabilities seam both come through here.
+// and the capabilities seam both come through here, and so does every audit line about asking
+// (docs/rules.md R-AUDIT-1).
 
 import type { CallRef } from "../../contract/channel";
-import { CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, requestApproval } from "./approval-client";
+import { type ApprovalError, CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, type NoAnswerCause, requestApproval } from "./approval-client";
+import { type AuditOutcome, type AuditReason, audit, auditTrail } from "./audit";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "./keepalive";
 import { elicitationPosture } from "./posture";
 import { type ChannelState, currentScope } from "./scope";
 
 export const NO_CHANNEL_REASON = "no approval channel reached this call, so there is no one to ask: the caller sent no X-Elicitation-Url, or this server does not declare confirmations";
 
-export type Preflight = { ok: true; mode: "ask" | "skip"; slug: string } | { ok: false; reason: string };
+/** A refusal says why in words for the caller, and in a fixed code for the audit trail. */
+export type Preflight = { ok: true; mode: "ask" | "skip"; slug: string } | { ok: false; reason: string; code: AuditReason };
 
 export type Decision =
   | { kind: "approved"; asked: boolean; content: Record<string, unknown> }
@@ -22,16 +25,40 @@ export type Decision =
 export function preflight(): Preflight {
   const scope = currentScope();
   const posture = elicitationPosture(scope.env);
-  if (!posture.ok) return { ok: false, reason: posture.reason };
+  if (!posture.ok) return { ok: false, reason: posture.reason, code: posture.variable === "ELICITATION_ENABLED" ? "elicitation_disabled" : "container_elicitation_url" };
   const channel = scope.call?.channel ?? { kind: "none" };
   switch (channel.kind) {
     case "none":
-      return { ok: false, reason: NO_CHANNEL_REASON };
+      return { ok: false, reason: NO_CHANNEL_REASON, code: "no_channel" };
     case "refused":
-      return { ok: false, reason: `the gateway refused the approval channel: ${channel.reason}` };
+      return { ok: false, reason: `the gateway refused the approval channel: ${channel.reason}`, code: channel.malformed === true ? "malformed_channel" : "channel_refused" };
     case "ask":
     case "skip":
       return { ok: true, mode: channel.kind, slug: channel.channel.slug };
+  }
+}
+
+/** A preflight refusal, written to the audit trail by whoever refuses the call on it (the guard, the seam, askPerson). */
+export function auditRefusal(pre: Extract<Preflight, { ok: false }>): void {
+  audit("refused", { reason: pre.code });
+}
+
+const APPROVAL_ERROR_REASON: Record<ApprovalError["code"], AuditReason> = {
+  APPROVAL_HTTP: "approval_service_http",
+  APPROVAL_REDIRECT: "approval_service_redirect",
+  APPROVAL_UNREACHABLE: "approval_service_unreachable",
+  APPROVAL_PROTOCOL: "approval_service_protocol",
+};
+
+/** The line an answer other than yes writes, by what the answer was and why there was no yes. */
+export function noAnswerLine(answer: NoAnswer, cause: NoAnswerCause): { outcome: AuditOutcome; reason?: AuditReason } {
+  switch (answer) {
+    case "decline":
+      return { outcome: "declined", reason: cause === "unticked" ? "confirm_unticked" : cause === "unrecognised" ? "unrecognised_answer" : undefined };
+    case "cancel":
+      return { outcome: "cancelled", reason: cause === "caller_left" ? "caller_left" : "approval_cancelled" };
+    case "expired":
+      return { outcome: "expired", reason: cause === "deadline" ? "deadline" : cause === "too_many_polls" ? "too_many_polls" : "approval_expired" };
   }
 }
 
@@ -55,13 +82,26 @@ export interface AskInput {
 
 export async function askPerson(input: AskInput): Promise<Decision> {
   const pre = preflight();
-  if (!pre.ok) return { kind: "refused", reason: pre.reason };
+  if (!pre.ok) {
+    auditRefusal(pre);
+    return { kind: "refused", reason: pre.reason };
+  }
   const scope = currentScope();
   const call = scope.call;
-  if (call === undefined) return { kind: "refused", reason: NO_CHANNEL_REASON };
+  if (call === undefined) {
+    audit("refused", { reason: "not_a_tool_call" }, scope);
+    return { kind: "refused", reason: NO_CHANNEL_REASON };
+  }
   // The waiver answers accept inside the bundle and asks nobody (docs/rules.md R-CHAN-6).
-  if (call.channel.kind === "skip") return { kind: "approved", asked: false, content: { confirm: true } };
-  if (call.channel.kind !== "ask" || call.deadline === undefined) return { kind: "refused", reason: NO_CHANNEL_REASON };
+  if (call.channel.kind === "skip") {
+    audit("approved", { reason: "waived" }, scope);
+    return { kind: "approved", asked: false, content: { confirm: true } };
+  }
+  if (call.channel.kind !== "ask" || call.deadline === undefined) {
+    audit("refused", { reason: "no_channel" }, scope);
+    return { kind: "refused", reason: NO_CHANNEL_REASON };
+  }
+  const trail = auditTrail(scope);
 
   const stop = startKeepalive({
     progressToken: call.progressToken,
@@ -79,10 +119,26 @@ export async function askPerson(input: AskInput): Promise<Decision> {
       deadline: call.deadline,
       signal: scope.signal,
       pollIntervalMs: msFromEnv(scope.env, "STRAD_POLL_INTERVAL_MS", DEFAULT_POLL_INTERVAL_MS, 20, 60_000),
+      onCreated: (requestId) => {
+        if (trail !== undefined) trail.request = requestId;
+        audit("asked", {}, scope);
+      },
     });
-    if (!result.ok) return { kind: "failed", reason: describeApprovalError(result.error) };
-    if (result.answer !== "accept") return { kind: "not-approved", answer: result.answer, why: result.why };
-    if (scope.signal.aborted) return { kind: "not-approved", answer: "cancel", why: "the call was dropped" };
+    if (!result.ok) {
+      audit("refused", { reason: APPROVAL_ERROR_REASON[result.error.code] }, scope);
+      return { kind: "failed", reason: describeApprovalError(result.error) };
+    }
+    if (trail !== undefined) trail.approver = result.approver;
+    if (result.answer !== "accept") {
+      const line = noAnswerLine(result.answer, result.cause);
+      audit(line.outcome, { reason: line.reason }, scope);
+      return { kind: "not-approved", answer: result.answer, why: result.why };
+    }
+    if (scope.signal.aborted) {
+      audit("cancelled", { reason: "caller_left" }, scope);
+      return { kind: "not-approved", answer: "cancel", why: "the call was dropped" };
+    }
+    audit("approved", {}, scope);
     return { kind: "approved", asked: true, content: result.content };
   } finally {
     stop();

@@ -3,9 +3,11 @@
 // with the call, an approved write must win the call's single claim in the gateway's CallRegistry, and a write
 // bound to a target goes out only for the exact target the approval was given for, once per approval; so an
 // approval that lands after the caller gave up, reaches the bundle twice, or covers another message writes
-// nothing (docs/rules.md R-GATE-3, R-GATE-4, R-GATE-5, R-GATE-6).
+// nothing (docs/rules.md R-GATE-3, R-GATE-4, R-GATE-5, R-GATE-6). Every refusal, claim and write it decides
+// is one audit line (docs/rules.md R-AUDIT-1).
 import type { CallRegistryNamespace } from "../../contract/call-registry";
 import type { CallRef } from "../../contract/channel";
+import { type AuditReason, audit } from "./audit";
 import { callRefOf } from "./confirm";
 import { type FingerprintInput, fingerprint } from "./fingerprint";
 import { type Approval, currentScope } from "./scope";
@@ -19,6 +21,15 @@ export interface WriteWords {
   target: string;
 }
 export const WRITE_WORDS: WriteWords = { act: "write", done: "written", target: "target" };
+
+/** How a refusal reads in the audit trail; a dropped call is a `cancelled` line, the rest `refused`. */
+const GATE_REASON: Record<Exclude<GateCode, "CALL_DROPPED">, AuditReason> = {
+  NOT_APPROVED: "not_approved",
+  TARGET_MISMATCH: "target_mismatch",
+  SPENT: "approval_spent",
+  NO_CALL_RECORD: "no_call_record",
+  CLAIM_FAILED: "claim_failed",
+};
 
 export function describeRefusal(code: GateCode, w: WriteWords): string {
   switch (code) {
@@ -91,8 +102,12 @@ function withCallSignal(own: AbortSignal | null | undefined, call: AbortSignal):
  * followed: a write goes where the tool aimed it or nowhere.
  */
 export async function gatedWrite(input: FetchInput, init: WriteInit = {}, options: WriteOptions = {}): Promise<Response> {
-  const refuse = (code: GateCode) => new GateRefusal(code, options.words);
   const scope = currentScope();
+  const refuse = (code: GateCode) => {
+    if (code === "CALL_DROPPED") audit("cancelled", { reason: "caller_left" }, scope);
+    else audit("refused", { reason: GATE_REASON[code] }, scope);
+    return new GateRefusal(code, options.words);
+  };
   const call = scope.call;
   if (scope.signal.aborted) throw refuse("CALL_DROPPED");
   const approval = call?.approval;
@@ -108,17 +123,37 @@ export async function gatedWrite(input: FetchInput, init: WriteInit = {}, option
   if (ref === undefined) {
     if (approval.approved) throw refuse("NO_CALL_RECORD");
   } else {
-    approval.claimed ??= claimCall(scope.env, ref);
+    // The first request of the call asks for its claim; a win is one `claimed` line, however many requests follow.
+    approval.claimed ??= claimCall(scope.env, ref).then((won) => {
+      if (won) audit("claimed", {}, scope);
+      return won;
+    });
     if (!(await approval.claimed)) throw refuse("CLAIM_FAILED");
   }
   // The claim took a round trip: the caller may have left meanwhile.
   if (scope.signal.aborted) throw refuse("CALL_DROPPED");
   let request: RequestInit;
   if (typeof init === "function") {
-    request = await init();
+    try {
+      request = await init();
+    } catch (error) {
+      // Nothing left: the request (say, its access token) could not be built.
+      audit("write_failed", { reason: "request_not_built" }, scope);
+      throw error;
+    }
     if (scope.signal.aborted) throw refuse("CALL_DROPPED");
   } else request = init;
-  return (options.fetch ?? globalFetch)(input, { ...request, redirect: "manual", signal: withCallSignal(request.signal, scope.signal) });
+  let response: Response;
+  try {
+    response = await (options.fetch ?? globalFetch)(input, { ...request, redirect: "manual", signal: withCallSignal(request.signal, scope.signal) });
+  } catch (error) {
+    audit("write_failed", { reason: scope.signal.aborted ? "caller_left" : "upstream_unreachable" }, scope);
+    throw error;
+  }
+  // A redirect is not followed (its status is a failure too); an opaque one reports status 0.
+  if (response.status >= 200 && response.status <= 299) audit("written", { status: response.status }, scope);
+  else audit("write_failed", { reason: "upstream_status", status: response.status }, scope);
+  return response;
 }
 
 export type GatedWrite = typeof gatedWrite;

@@ -3,7 +3,8 @@
 // the rest. Every tool that asks is listed in its bundle's registry of confirmed tools, and registering one
 // that is not (or a never-asking tool that is) throws, so the list cannot drift from the code.
 import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
-import { askPerson, preflight } from "./confirm";
+import { audit, auditTrail } from "./audit";
+import { askPerson, auditRefusal, preflight } from "./confirm";
 import { type FingerprintInput, fingerprint } from "./fingerprint";
 import { GateRefusal, gatedWrite } from "./gate";
 import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "./prompt";
@@ -83,7 +84,10 @@ const NOT_DONE: Record<"decline" | "cancel" | "expired", string> = {
 export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<CallToolResult> {
   const scope = currentScope();
   const call = scope.call;
-  if (call === undefined) return refusal("this request is not a tool call");
+  if (call === undefined) {
+    audit("refused", { reason: "not_a_tool_call" }, scope);
+    return refusal("this request is not a tool call");
+  }
 
   if (guard.rule.kind === "never") {
     const target = await guard.resolve(args);
@@ -93,10 +97,15 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
 
   // Refuse before anything is read or written: no one to ask means no reason to touch the upstream.
   const pre = preflight();
-  if (!pre.ok) return refusal(pre.reason);
+  if (!pre.ok) {
+    auditRefusal(pre);
+    return refusal(pre.reason);
+  }
 
   const target = await guard.resolve(args);
   const approvedFingerprint = await fingerprint(guard.fingerprint(target));
+  const trail = auditTrail(scope);
+  if (trail !== undefined) trail.fingerprint = approvedFingerprint;
   if (guard.rule.kind === "when" && !(await guard.rule.applies(target))) {
     call.approval = { fingerprint: approvedFingerprint, approved: false };
     return act(guard, target);
@@ -107,7 +116,10 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
   try {
     message = buildPrompt(pre.slug, guard.prompt(target));
   } catch (error) {
-    if (error instanceof PromptRefusal) return text(`Not done: ${error.message}, so no one was asked. Nothing was written.`, true);
+    if (error instanceof PromptRefusal) {
+      audit("refused", { reason: error.code === "too_large" ? "prompt_too_large" : "prompt_value_too_long" }, scope);
+      return text(`Not done: ${error.message}, so no one was asked. Nothing was written.`, true);
+    }
     throw error;
   }
   const decision = await askPerson({ message });
@@ -125,9 +137,13 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
   // The approval covers the target the person saw; what is executed is the target as it stands now.
   const live = await guard.resolve(args);
   if ((await fingerprint(guard.fingerprint(live))) !== approvedFingerprint) {
+    audit("refused", { reason: "target_changed" }, scope);
     return text("Not done: the target changed after it was approved, so the approval does not cover it. Nothing was written.", true);
   }
-  if (scope.signal.aborted) return text(`Not done: ${NOT_DONE.cancel} (the call was dropped). Nothing was written.`, true);
+  if (scope.signal.aborted) {
+    audit("cancelled", { reason: "caller_left" }, scope);
+    return text(`Not done: ${NOT_DONE.cancel} (the call was dropped). Nothing was written.`, true);
+  }
   call.approval = { fingerprint: approvedFingerprint, approved: true };
   return act(guard, live);
 }

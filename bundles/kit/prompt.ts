@@ -39,7 +39,11 @@ export interface PromptSpec {
 
 /** Why a prompt cannot be shown as it must be; the guard answers the call with it before anyone is asked. */
 export class PromptRefusal extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** For the audit trail: a value that binds is too long to show whole, or the whole prompt is over the service's cap. */
+    readonly code: "value_too_long" | "too_large",
+  ) {
     super(message);
     this.name = "PromptRefusal";
   }
@@ -57,7 +61,7 @@ function shownValue(label: string, value: PromptValue["value"], binds: boolean):
   const whole = cleanText(text, Number.POSITIVE_INFINITY, { collapse: true });
   const chars = charCount(whole);
   if (chars > MAX_BOUND_VALUE_CHARS) {
-    throw new PromptRefusal(`the ${cleanLine(label, 60)} value is ${chars} characters long, more than the ${MAX_BOUND_VALUE_CHARS} a prompt shows whole, and it is never shown cut`);
+    throw new PromptRefusal(`the ${cleanLine(label, 60)} value is ${chars} characters long, more than the ${MAX_BOUND_VALUE_CHARS} a prompt shows whole, and it is never shown cut`, "value_too_long");
   }
   return whole;
 }
@@ -73,7 +77,7 @@ export function buildPrompt(slug: string, spec: PromptSpec): string {
   const text = lines.join("\n");
   const bytes = new TextEncoder().encode(text).byteLength;
   if (bytes > MAX_PROMPT_BYTES) {
-    throw new PromptRefusal(`the prompt would be ${bytes} bytes, more than the ${MAX_PROMPT_BYTES} the approval service takes, and it is never shown cut`);
+    throw new PromptRefusal(`the prompt would be ${bytes} bytes, more than the ${MAX_PROMPT_BYTES} the approval service takes, and it is never shown cut`, "too_large");
   }
   return text;
 }

@@ -5,8 +5,15 @@ import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema } from "
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
 
-/** What the gateway's _meta entry says about asking a person, once parsed. */
-export type ChannelState = { kind: "none" } | { kind: "refused"; reason: string } | { kind: "ask"; channel: AskChannel } | { kind: "skip"; channel: SkipChannel };
+/**
+ * What the gateway's _meta entry says about asking a person, once parsed. A refusal the gateway wrote keeps
+ * the slug and caller it named (for the audit trail); a malformed entry keeps nothing of what it said.
+ */
+export type ChannelState =
+  | { kind: "none" }
+  | { kind: "refused"; reason: string; slug?: string; caller?: string; malformed?: true }
+  | { kind: "ask"; channel: AskChannel }
+  | { kind: "skip"; channel: SkipChannel };
 
 export interface ProgressNotification {
   method: "notifications/progress";
@@ -33,6 +40,15 @@ export interface CallState {
   /** Sends a notification related to this call; replaced by the mount once the server instance exists. */
   notify: (notification: ProgressNotification) => Promise<void>;
   approval?: Approval;
+  /** What this call's audit lines carry once it is known (bundles/kit/audit.ts). */
+  audit?: AuditTrail;
+}
+
+/** Filled in as the call goes: the approval request the service issued, who decided it, what the approval covers. */
+export interface AuditTrail {
+  request: string | null;
+  approver: string | null;
+  fingerprint: string | null;
 }
 
 export interface CallScope {
@@ -59,6 +75,11 @@ export function currentScope(): CallScope {
   return scope;
 }
 
+/** The current request's scope, or undefined outside a bundle request. */
+export function activeScope(): CallScope | undefined {
+  return storage.getStore();
+}
+
 /** The current tools/call, or undefined outside one. */
 export function currentCall(): CallState | undefined {
   return storage.getStore()?.call;
@@ -70,9 +91,9 @@ export function readChannel(meta: unknown): ChannelState {
   const raw = (meta as Record<string, unknown>)[CHANNEL_META_KEY];
   if (raw === undefined) return { kind: "none" };
   const parsed = ChannelSchema.safeParse(raw);
-  if (!parsed.success) return { kind: "refused", reason: "malformed channel" };
+  if (!parsed.success) return { kind: "refused", reason: "malformed channel", malformed: true };
   const channel = parsed.data;
-  if ("refused" in channel) return { kind: "refused", reason: channel.refused };
+  if ("refused" in channel) return { kind: "refused", reason: channel.refused, slug: channel.slug, ...(channel.caller === undefined ? {} : { caller: channel.caller }) };
   if ("skip" in channel) return { kind: "skip", channel };
   return { kind: "ask", channel };
 }

@@ -4,7 +4,8 @@
 // when the call carries a usable channel, and elicitInput() speaks the fallback protocol against its URL.
 import type { ClientCapabilities, ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult, McpServer } from "@modelcontextprotocol/server";
 import { CONFIRM_SCHEMA } from "./approval-client";
-import { askPerson, preflight } from "./confirm";
+import { audit, auditTrail } from "./audit";
+import { askPerson, auditRefusal, preflight } from "./confirm";
 import { fingerprint } from "./fingerprint";
 import { cleanLine } from "./prompt";
 import { currentCall } from "./scope";
@@ -40,11 +41,22 @@ export function installConfirmSeam(mcp: McpServer): void {
     return usable() ? { ...rest, elicitation: { form: {} } } : rest;
   };
   server.elicitInput = async (params: ElicitRequestFormParams | ElicitRequestURLParams): Promise<ElicitResult> => {
-    if (params.mode === "url") throw new Error("Refused: URL elicitation cannot be carried over the approval channel");
+    if (params.mode === "url") {
+      audit("refused", { reason: "url_elicitation" });
+      throw new Error("Refused: URL elicitation cannot be carried over the approval channel");
+    }
     const pre = preflight();
-    if (!pre.ok) throw new Error(`Refused: ${pre.reason}`);
+    if (!pre.ok) {
+      auditRefusal(pre);
+      throw new Error(`Refused: ${pre.reason}`);
+    }
     // The upstream's message is prefixed with the slug, so a person holding several slugs can tell who asks.
     const message = [`${cleanLine(pre.slug, 100)}:`, ...params.message.split("\n").map((line) => cleanLine(line, 400))].join("\n");
+    // An upstream tree has no target to hand over: the approval is bound to the question it asked.
+    const asked = currentCall();
+    const bound = asked === undefined ? undefined : await fingerprint({ operation: `elicit:${asked.toolName}`, target: { message } });
+    const trail = auditTrail();
+    if (trail !== undefined && bound !== undefined) trail.fingerprint = bound;
     const decision = await askPerson({ message, requestedSchema: withConfirm(params.requestedSchema) });
     switch (decision.kind) {
       case "refused":
@@ -54,9 +66,7 @@ export function installConfirmSeam(mcp: McpServer): void {
       case "not-approved":
         return { action: decision.answer === "decline" ? "decline" : "cancel" };
       case "approved": {
-        const call = currentCall();
-        // An upstream tree has no target to hand over: the approval is bound to the question it asked.
-        if (call !== undefined) call.approval = { fingerprint: await fingerprint({ operation: `elicit:${call.toolName}`, target: { message } }), approved: true };
+        if (asked !== undefined && bound !== undefined) asked.approval = { fingerprint: bound, approved: true };
         return { action: "accept", content: formContent(decision.content) };
       }
     }

@@ -254,6 +254,21 @@ describe("poll", () => {
   }, 30_000);
 });
 
+describe("who decided, for the bundle's audit trail", () => {
+  it("names the operator API's dev-mode decider in a decided poll answer's _meta, and nobody on a pending or expired one", async () => {
+    const { elicitationUrl, sessionId } = await mint(svc.origin);
+    const id = await newPrompt(elicitationUrl);
+    expect((await poll(elicitationUrl, id)).body._meta).toEqual({ "com.pulsemcp/request-id": id, "com.pulsemcp/expires-at": expect.any(String) });
+    expect((await decideAsOperator(sessionId, id, "decline")).status).toBe(200);
+    expect((await poll(elicitationUrl, id)).body).toMatchObject({ action: "decline", _meta: { "com.pulsemcp/request-id": id, "dev.strad/approver": "operator (dev mode)" } });
+    const expiring = await newPrompt(elicitationUrl, { expiresInMs: 1000 });
+    await sleep(1500);
+    const expired = await poll(elicitationUrl, expiring);
+    expect(expired.body.action).toBe("expired");
+    expect(expired.body._meta, "R-AUDIT-4: an expiry is nobody's decision").toEqual({ "com.pulsemcp/request-id": expiring, "com.pulsemcp/expires-at": expect.any(String) });
+  }, 30_000);
+});
+
 describe("a session token cannot answer", () => {
   it("refuses every write to the prompt's URL and leaves the prompt pending", async () => {
     const { elicitationUrl } = await mint(svc.origin);

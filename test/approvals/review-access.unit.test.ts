@@ -100,6 +100,18 @@ describe("a person signed in through Access", () => {
     expect(stored?.decidedBy).toBe("ann@example.com");
   });
 
+  it("names the person who decided, by the email Access verified, in the poll answer's _meta", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const ann = as(person("ann@example.com"));
+    const bob = as(person("bob@example.com"));
+    const accepted = await newPrompt(elicitationUrl);
+    const declined = await newPrompt(elicitationUrl);
+    expect((await decide(reviewUrl, accepted, "accept", { csrf: (await reviewPage(reviewUrl, ann)).csrf, headers: ann })).status).toBe(200);
+    expect((await decide(reviewUrl, declined, "decline", { csrf: (await reviewPage(reviewUrl, bob)).csrf, headers: bob })).status).toBe(200);
+    expect((await poll(elicitationUrl, accepted)).body).toMatchObject({ action: "accept", _meta: { "dev.strad/approver": "ann@example.com" } });
+    expect((await poll(elicitationUrl, declined)).body).toMatchObject({ action: "decline", _meta: { "dev.strad/approver": "bob@example.com" } });
+  });
+
   it("cannot use another person's CSRF token", async () => {
     const { elicitationUrl, reviewUrl } = await mint(svc.origin);
     const id = await newPrompt(elicitationUrl);

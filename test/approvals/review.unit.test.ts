@@ -152,6 +152,37 @@ describe("deciding", () => {
     expect((await poll(elicitationUrl, id)).body.action).toBe("expired");
   }, 20_000);
 
+  it("names who decided in the poll answer's _meta for the bundle's audit trail: the dev identity, on accept, decline and dismiss", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const { csrf } = await reviewPage(reviewUrl);
+    const pending = await newPrompt(elicitationUrl);
+    expect((await poll(elicitationUrl, pending)).body._meta, "R-AUDIT-4: a pending prompt names nobody").not.toHaveProperty(["dev.strad/approver"]);
+    const accepted = await newPrompt(elicitationUrl);
+    expect((await decide(reviewUrl, accepted, "accept", { csrf })).status).toBe(200);
+    const declined = await newPrompt(elicitationUrl);
+    expect((await decide(reviewUrl, declined, "decline", { csrf })).status).toBe(200);
+    const dismissed = await newPrompt(elicitationUrl);
+    const dismiss = await fetch(`${reviewUrl}/prompts/${dismissed}/decision`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ action: "dismiss" }),
+    });
+    expect(dismiss.status).toBe(200);
+    for (const [id, action] of [
+      [accepted, "accept"],
+      [declined, "decline"],
+      [dismissed, "cancel"],
+    ] as const) {
+      const { body } = await poll(elicitationUrl, id);
+      expect(body.action).toBe(action);
+      expect(body._meta, `R-AUDIT-4: the ${action} answer names the dev identity`).toEqual({
+        "com.pulsemcp/request-id": id,
+        "com.pulsemcp/expires-at": expect.any(String),
+        "dev.strad/approver": "dev mode (nobody signed in)",
+      });
+    }
+  });
+
   it("answers 404 for a prompt of another session", async () => {
     const a = await mint(svc.origin);
     const b = await mint(svc.origin);

@@ -31,6 +31,7 @@ describe("module boundaries", () => {
   it.each([
     ["a bundle using the kit and the contract", "bundles/google/x.ts", 'import { gatedWrite } from "../kit/gate";\nimport { slugNamespace } from "../../contract/slug";'],
     ["the gateway's entry hosting the Durable Object", "worker/index.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../strad.config.yaml";'],
+    ["the gateway's dev entry hosting the Durable Object", "worker/dev.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../strad.dev.yaml";'],
     ["the approval service using the contract", "approvals/x.ts", 'import { REQUEST_ID } from "../contract/elicitation";'],
     ["a package import", "worker/x.ts", 'import { Hono } from "hono";'],
   ])("allows %s", (_name, path, text) => {

@@ -59,7 +59,7 @@ describe("which slugs receive the channel", () => {
         "CF-Access-Client-Secret": await sha256(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_SECRET as string),
       },
     });
-    expect(report.channel?.fields).toEqual(["call", "headers", "slug", "ttlMs", "url"]);
+    expect(report.channel?.fields).toEqual(["call", "caller", "headers", "slug", "ttlMs", "url"]);
   });
 
   it("computes ttlMs as timeoutMs less a quarter of it when that is under 15 s", async () => {

@@ -233,3 +233,15 @@ describe("logs", () => {
     expect((await fetch(`${GATEWAY}/healthz`)).status).toBe(200);
   });
 });
+
+describe("the roster's servers[].env (issue 14 #4)", () => {
+  it("reaches the bundle under the slug's namespace, and never another slug's mount", async () => {
+    const client = await connectLegacy("echo,echo-waived", bearer(TOKENS.session));
+    try {
+      expect((await client.callTool("echo__about", {})).structuredContent).toEqual({ mount: "echo", greeting: "hello from strad.dev.yaml" });
+      expect((await client.callTool("echo-waived__about", {})).structuredContent).toEqual({ mount: "echo-waived", greeting: null });
+    } finally {
+      await client.close();
+    }
+  });
+});

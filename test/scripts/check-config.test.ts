@@ -137,8 +137,8 @@ describe.concurrent("check-config", { timeout: 60_000 }, () => {
   });
 });
 
-/** The checked-in roster with one server's lines changed. */
-const CHECKED_IN = readFileSync(join(ROOT, "strad.config.yaml"), "utf8");
+/** The checked-in dev roster (every kind of bundle server) with one server's lines changed. */
+const CHECKED_IN = readFileSync(join(ROOT, "strad.dev.yaml"), "utf8");
 function rosterWith(from: string, to: string): string {
   expect(CHECKED_IN).toContain(from);
   return CHECKED_IN.replace(from, to);
@@ -148,8 +148,8 @@ const ECHO_WAIVED = "  - slug: echo-waived\n    kind: bundle\n    bundle: ECHO\n
 describe("each bundle server against the tree it deploys with", () => {
   const tree = readBundleTree(ROOT) as BundleTree;
 
-  it("the checked-in roster passes against this tree, whose bundles each list their mounts", () => {
-    expect(checkConfigText(CHECKED_IN, tree)).toEqual({ ok: true, lines: ["ok"] });
+  it.each(["strad.config.yaml", "strad.dev.yaml"])("the checked-in %s passes against this tree, whose bundles each list their mounts", (file) => {
+    expect(checkConfigText(readFileSync(join(ROOT, file), "utf8"), tree)).toEqual({ ok: true, lines: ["ok"] });
     expect(tree.bundles.map((b) => b.dir)).toEqual(expect.arrayContaining(["echo", "google"]));
     for (const bundle of tree.bundles) expect(bundle.manifest, bundle.dir).toMatchObject({ ok: true });
   });

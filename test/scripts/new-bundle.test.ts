@@ -32,7 +32,7 @@ cpSync(ROOT, tmp, {
 });
 symlinkSync(join(ROOT, "node_modules"), join(tmp, "node_modules"), "dir");
 copyFileSync(join(tmp, ".dev.vars.example"), join(tmp, ".dev.vars"));
-const before = { wrangler: read("wrangler.toml"), roster: read("strad.config.yaml"), bundles: discoverWorkers(tmp).bundles.map((b: { dir: string }) => b.dir) };
+const before = { wrangler: read("wrangler.toml"), roster: read("strad.dev.yaml"), bundles: discoverWorkers(tmp).bundles.map((b: { dir: string }) => b.dir) };
 const scaffolded = execFileSync(process.execPath, [NEW_BUNDLE, "demo2", "--root", tmp], { encoding: "utf8" });
 
 // The scaffold's own contract test (bundleContract on the generated handler and factory), run here as it runs in the tree.
@@ -58,8 +58,8 @@ describe("new-bundle demo2", () => {
     // No loopback address ships: the write URL is local only, in the git-ignored .dev.vars beside the config.
     expect(config).not.toMatch(/^\s*[A-Z_]+\s*=\s*"http/m);
     expect(read("bundles/demo2/.dev.vars")).toMatch(/^WRITE_URL="http:\/\/127\.0\.0\.1:8789\/recorder\/events"$/m);
-    expect(read("strad.config.yaml").startsWith(before.roster.trimEnd())).toBe(true);
-    expect(scaffolded).toContain('added the server "demo2" (bundle DEMO2, path /demo2) to strad.config.yaml');
+    expect(read("strad.dev.yaml").startsWith(before.roster.trimEnd())).toBe(true);
+    expect(scaffolded).toContain('added the server "demo2" (bundle DEMO2, path /demo2) to strad.dev.yaml');
   });
 
   it("leaves a roster the check accepts against the new tree", async () => {
@@ -145,7 +145,7 @@ describe("new-bundle --remove", () => {
     expect(forced).toMatchObject({ status: 0, stderr: expect.stringContaining("bundles/demo3/demo3.tools.ts was changed") });
     expect(existsSync(join(tmp, "bundles/demo3/bundle.json"))).toBe(false);
     expect(existsSync(join(tmp, "bundles/demo3/demo3.tools.ts"))).toBe(true);
-    expect(read("strad.config.yaml")).not.toContain("demo3");
+    expect(read("strad.dev.yaml")).not.toContain("demo3");
     rmSync(join(tmp, "bundles/demo3"), { recursive: true });
   }, 30_000);
 
@@ -153,7 +153,7 @@ describe("new-bundle --remove", () => {
     const removed = await run(process.execPath, NEW_BUNDLE, "--remove", "demo2", "--root", tmp);
     expect(removed).toMatchObject({ status: 0, stderr: "" });
     expect(read("wrangler.toml")).toBe(before.wrangler);
-    expect(read("strad.config.yaml")).toBe(before.roster);
+    expect(read("strad.dev.yaml")).toBe(before.roster);
     expect(existsSync(join(tmp, "bundles/demo2"))).toBe(false);
     expect(existsSync(join(tmp, "test/bundles/demo2"))).toBe(false);
     expect(discoverWorkers(tmp).bundles.map((b: { dir: string }) => b.dir)).toEqual(before.bundles);
@@ -178,9 +178,9 @@ describe("new-bundle's names", () => {
 
   it("exits 1 on a refused name and leaves the tree as it was", async () => {
     const wrangler = read("wrangler.toml");
-    const roster = read("strad.config.yaml");
+    const roster = read("strad.dev.yaml");
     expect(await run(process.execPath, NEW_BUNDLE, "google", "--root", tmp)).toMatchObject({ status: 1, stderr: expect.stringContaining("bundles/google already exists") });
     expect(read("wrangler.toml")).toBe(wrangler);
-    expect(read("strad.config.yaml")).toBe(roster);
+    expect(read("strad.dev.yaml")).toBe(roster);
   }, 30_000);
 });

@@ -82,7 +82,7 @@ describe("a caller-chosen tool name reaches only the mount it is prefixed with",
 
   it("never puts the caller's URL or headers on a waiver", () => {
     const channel = buildChannel({ server: r.servers[1] as ServerEntry, caller, headerValue: `${PREFIX}x/`, roster: r, env: {}, call: { scope: "s", key: "n:1", nonce: "test-nonce-0123456789" } });
-    expect(channel).toEqual({ slug: "echo-waived", skip: true, ttlMs: expect.any(Number), call: { scope: "s", key: "n:1", nonce: "test-nonce-0123456789" } });
+    expect(channel).toEqual({ slug: "echo-waived", skip: true, ttlMs: expect.any(Number), call: { scope: "s", key: "n:1", nonce: "test-nonce-0123456789" }, caller: caller.id });
   });
 });
 

@@ -93,6 +93,7 @@ describe("a confirmed slug", () => {
       // CF_SECRET comes from the slug's own namespace, CF_ID from the shared one.
       headers: { "CF-Access-Client-Id": "shared-id", "CF-Access-Client-Secret": "own-secret" },
       call: CALL,
+      caller: "the-session",
     });
   });
 
@@ -105,13 +106,13 @@ describe("a confirmed slug", () => {
   });
 
   it("no header is refused: there is no one to ask", () => {
-    expect(build("gmail-rw", "session", null)).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/no X-Elicitation-Url header, so there is no one to ask/) });
+    expect(build("gmail-rw", "session", null)).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/no X-Elicitation-Url header, so there is no one to ask/), caller: "the-session" });
   });
 
   it("a URL outside the allowlist is refused with the reason and without the URL", () => {
     const evil = "https://evil.example/api/v1/elicitations/session/tok-S3CRET";
     const channel = build("gmail-rw", "session", evil);
-    expect(channel).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/not under any of gateway\.elicitation\.allowedUrlPrefixes/) });
+    expect(channel).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/not under any of gateway\.elicitation\.allowedUrlPrefixes/), caller: "the-session" });
     expect(JSON.stringify(channel)).not.toContain("S3CRET");
     expect(JSON.stringify(channel)).not.toContain("evil.example");
   });
@@ -119,24 +120,24 @@ describe("a confirmed slug", () => {
   it("an empty allowlist refuses every confirmed call", () => {
     const empty: Roster = { ...R, gateway: { ...R.gateway, elicitation: { allowedUrlPrefixes: [] } } };
     const channel = buildChannel({ server: server("plain-confirmed"), caller: caller("session"), headerValue: URL_OK, roster: empty, env: ENV, call: CALL });
-    expect(channel).toEqual({ slug: "plain-confirmed", refused: expect.stringMatching(/allowedUrlPrefixes is empty/) });
+    expect(channel).toEqual({ slug: "plain-confirmed", refused: expect.stringMatching(/allowedUrlPrefixes is empty/), caller: "the-session" });
   });
 
   it.each(["console", "grant"] as const)("a %s caller is refused (it has no session to ask), whatever header it sent", (kind) => {
     for (const header of [URL_OK, null, "https://evil.example/x", ""]) {
       const channel = build("gmail-rw", kind, header);
-      expect(channel).toEqual({ slug: "gmail-rw", refused: `caller "the-${kind}" is a ${kind} caller and has no session to ask` });
+      expect(channel).toEqual({ slug: "gmail-rw", refused: `caller "the-${kind}" is a ${kind} caller and has no session to ask`, caller: `the-${kind}` });
     }
   });
 
   it("an admin caller gets a channel only when it names one", () => {
-    expect(build("gmail-rw", "admin", null)).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/no one to ask/) });
+    expect(build("gmail-rw", "admin", null)).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/no one to ask/), caller: "the-admin" });
     expect(build("gmail-rw", "admin", URL_OK)).toMatchObject({ slug: "gmail-rw", url: URL_OK });
   });
 
   it("an unseeded confirmationHeaders ref is refused naming the variable, though mayBeUnseeded let the config load", () => {
-    expect(build("gmail-unseeded", "session", URL_OK)).toEqual({ slug: "gmail-unseeded", refused: expect.stringContaining("UNSEEDED_ID") });
-    expect(build("gmail-rw", "session", URL_OK, { CF_ID: "id" })).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/need secret CF_SECRET, which is not seeded/) });
+    expect(build("gmail-unseeded", "session", URL_OK)).toEqual({ slug: "gmail-unseeded", refused: expect.stringContaining("UNSEEDED_ID"), caller: "the-session" });
+    expect(build("gmail-rw", "session", URL_OK, { CF_ID: "id" })).toEqual({ slug: "gmail-rw", refused: expect.stringMatching(/need secret CF_SECRET, which is not seeded/), caller: "the-session" });
   });
 
   it("a refusal for an unseeded ref never carries a resolved header value", () => {
@@ -145,7 +146,7 @@ describe("a confirmed slug", () => {
   });
 
   it("the URL check comes before the header resolution, so a bad URL is what the caller hears about", () => {
-    expect(build("gmail-unseeded", "session", null)).toEqual({ slug: "gmail-unseeded", refused: expect.stringMatching(/no one to ask/) });
+    expect(build("gmail-unseeded", "session", null)).toEqual({ slug: "gmail-unseeded", refused: expect.stringMatching(/no one to ask/), caller: "the-session" });
   });
 });
 
@@ -153,10 +154,35 @@ describe("a waived slug", () => {
   it.each(["session", "admin", "console", "grant"] as const)("a %s caller gets the waiver and never a URL, whatever it sent", (kind) => {
     for (const header of [URL_OK, null, "https://evil.example/x"]) {
       const channel = build("gmail-agent", kind, header);
-      expect(channel).toEqual({ slug: "gmail-agent", skip: true, ttlMs: 105_000, call: CALL });
+      expect(channel).toEqual({ slug: "gmail-agent", skip: true, ttlMs: 105_000, call: CALL, caller: `the-${kind}` });
       expect(channel).not.toHaveProperty("url");
       expect(channel).not.toHaveProperty("headers");
     }
+  });
+});
+
+describe("the caller on the channel", () => {
+  it.each<[string, Caller["kind"], string | null]>([
+    ["an accepted URL", "session", URL_OK],
+    ["a refused URL", "session", "https://evil.example/x/"],
+    ["no header", "admin", null],
+    ["a console caller", "console", URL_OK],
+  ])("names the caller by its roster id on %s, and never its token secret", (_label, kind, header) => {
+    const channel = build("gmail-rw", kind, header);
+    expect(channel?.caller).toBe(`the-${kind}`);
+    expect(JSON.stringify(channel)).not.toContain('"T"');
+  });
+
+  it("names the caller on a waiver too", () => {
+    expect(build("gmail-agent", "grant", null)?.caller).toBe("the-grant");
+  });
+
+  it("a bundle refuses a channel whose caller is not a roster id, as malformed", () => {
+    for (const bad of ["The-Session", "a b", "", "x\nApproved by: admin", 5]) {
+      expect(ChannelSchema.safeParse({ slug: "s", refused: "why", caller: bad }).success).toBe(false);
+      expect(ChannelSchema.safeParse({ slug: "s", skip: true, caller: bad }).success).toBe(false);
+    }
+    expect(ChannelSchema.safeParse({ slug: "s", refused: "why" }).success).toBe(true);
   });
 });
 
@@ -212,7 +238,7 @@ describe("issue 13 #4: the edge credential stays with its service", () => {
 
   it("issue 13 #4: a URL under another allowed service's prefix is refused naming approvalUrlPrefixes, never the URL, and carries no header", () => {
     const channel = at("mail-zimmer", `${OTHER}tok-S3CRET/`);
-    expect(channel).toEqual({ slug: "mail-zimmer", refused: 'X-Elicitation-Url was refused: it is not under any of the approvalUrlPrefixes of "mail-zimmer"' });
+    expect(channel).toEqual({ slug: "mail-zimmer", refused: 'X-Elicitation-Url was refused: it is not under any of the approvalUrlPrefixes of "mail-zimmer"', caller: "the-session" });
     const text = JSON.stringify(channel);
     for (const leak of ["S3CRET", "other.example", "shared-id", "own-secret"]) expect(text).not.toContain(leak);
   });
@@ -224,11 +250,16 @@ describe("issue 13 #4: the edge credential stays with its service", () => {
       ttlMs: 105_000,
       headers: { "CF-Access-Client-Id": "shared-id", "CF-Access-Client-Secret": "shared-secret" },
       call: CALL,
+      caller: "the-session",
     });
   });
 
   it("issue 13 #4: a URL outside every allowed prefix keeps the allowlist's own reason, and a slug without approvalUrlPrefixes may use every allowed prefix", () => {
-    expect(at("mail-zimmer", "https://evil.example/x/")).toEqual({ slug: "mail-zimmer", refused: expect.stringMatching(/not under any of gateway\.elicitation\.allowedUrlPrefixes/) });
+    expect(at("mail-zimmer", "https://evil.example/x/")).toEqual({
+      slug: "mail-zimmer",
+      refused: expect.stringMatching(/not under any of gateway\.elicitation\.allowedUrlPrefixes/),
+      caller: "the-session",
+    });
     expect(at("mail-plain", `${OTHER}tok/`)).toMatchObject({ slug: "mail-plain", url: `${OTHER}tok/`, headers: {} });
     expect(at("mail-plain", URL_OK)).toMatchObject({ slug: "mail-plain", url: URL_OK });
   });
@@ -236,6 +267,6 @@ describe("issue 13 #4: the edge credential stays with its service", () => {
   it("issue 13 #4: an empty approvalUrlPrefixes refuses every URL", () => {
     const entry = { ...(two.servers[0] as ServerEntry), approvalUrlPrefixes: [] };
     const channel = buildChannel({ server: entry, caller: caller("session"), headerValue: URL_OK, roster: two, env: ENV, call: CALL });
-    expect(channel).toEqual({ slug: "mail-zimmer", refused: expect.stringMatching(/approvalUrlPrefixes of "mail-zimmer"/) });
+    expect(channel).toEqual({ slug: "mail-zimmer", refused: expect.stringMatching(/approvalUrlPrefixes of "mail-zimmer"/), caller: "the-session" });
   });
 });

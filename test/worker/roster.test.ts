@@ -67,8 +67,8 @@ describe("a valid roster", () => {
     }
   });
 
-  it("the checked-in strad.config.yaml is valid", () => {
-    const text = readFileSync(fileURLToPath(new URL("../../strad.config.yaml", import.meta.url)), "utf8");
+  it.each(["strad.config.yaml", "strad.dev.yaml"])("the checked-in %s is valid", (file) => {
+    const text = readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), "utf8");
     const result = parseRoster(text);
     expect(result.ok ? [] : result.errors).toEqual([]);
   });
@@ -169,9 +169,15 @@ describe("config errors name their path", () => {
 
   it("per-slug <SLUG>__ names never clash, whatever their values", () => {
     const data = base();
-    data.servers[0] = { ...data.servers[0], env: { GMAIL_RW__OP_ELICITATION_WRITE: "true", SHARED__X: "1" } };
-    data.servers[1] = { ...data.servers[1], env: { GMAIL_RO__OP_ELICITATION_WRITE: "false", SHARED__X: "2" } };
+    data.servers[0] = { ...data.servers[0], env: { GMAIL_RW__OP_ELICITATION_WRITE: "true", GMAIL_RW__X: "1" } };
+    data.servers[1] = { ...data.servers[1], env: { GMAIL_RO__OP_ELICITATION_WRITE: "false", GMAIL_RO__X: "2" } };
     expect(errorsOf(data)).toEqual([]);
+  });
+
+  it.each(["GMAIL_RO__OP_ELICITATION_WRITE", "SHARED__X", "GMAIL_RW__", "GMAIL_RW_X__Y"])("a namespaced env name outside the slug's own namespace (%s)", (name) => {
+    const data = base();
+    data.servers[0] = { ...data.servers[0], env: { [name]: "true" } };
+    expectError(data, `servers[0].env.${name}`, /must be in this slug's own namespace \(GMAIL_RW__<NAME>\)/);
   });
 
   it("one bare name with different values in two different bundles is fine", () => {
@@ -281,12 +287,15 @@ describe("issue 13 #4: a slug's edge credential reaches one approval service", (
     expectError(withServer(2, { approvalUrlPrefixes: [PREFIX] }), "servers[2].approvalUrlPrefixes", /remote-http server cannot receive the approval channel/);
   });
 
-  it("issue 13 #4: every slug of the checked-in roster with confirmationHeaders asks one origin", () => {
-    const text = readFileSync(fileURLToPath(new URL("../../strad.config.yaml", import.meta.url)), "utf8");
+  it.each([
+    ["strad.config.yaml", 1],
+    ["strad.dev.yaml", 2],
+  ])("issue 13 #4: every slug of the checked-in %s with confirmationHeaders asks one origin (of %i allowed)", (file, origins) => {
+    const text = readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), "utf8");
     const result = parseRoster(text);
     if (!result.ok) throw new Error(JSON.stringify(result.errors));
     const { allowedUrlPrefixes } = result.roster.gateway.elicitation;
-    expect(new Set(allowedUrlPrefixes.map((p) => new URL(p).origin)).size).toBeGreaterThan(1);
+    expect(new Set(allowedUrlPrefixes.map((p) => new URL(p).origin)).size).toBe(origins);
     for (const s of result.roster.servers.filter((x) => Object.keys(x.confirmationHeaders).length > 0)) {
       expect(s.approvalUrlPrefixes, s.slug).toBeDefined();
       expect(new Set(s.approvalUrlPrefixes?.map((p) => new URL(p).origin)).size, s.slug).toBe(1);

@@ -38,7 +38,7 @@ const errorText = (r: Awaited<ReturnType<typeof ask>>) => (r.ok ? "" : describeA
 describe("what acts", () => {
   it("acts only on accept with the confirm box ticked, and returns the answer's content", async () => {
     const url = hostile.route(name(), { poll: (_r, i) => (i < 3 ? { body: { action: "pending" } } : { body: { action: "accept", content: { confirm: true } } }) });
-    expect(await ask(url)).toEqual({ ok: true, answer: "accept", content: { confirm: true } });
+    expect(await ask(url)).toEqual({ ok: true, answer: "accept", content: { confirm: true }, approver: null });
   });
 
   it.each([

@@ -15,6 +15,7 @@ const MOUNTS = ["echo", "echo-confirmed", "echo-waived", "echo-unseeded"];
 const TOOLS = {
   echo: { asks: "never", args: { text: "hi" } },
   add: { asks: "never", args: { a: 1, b: 2 } },
+  about: { asks: "never", args: {} },
   wait_for_abort: { asks: "never", args: { ms: 1, tag: "contract" } },
   progress_demo: { asks: "never", args: { steps: 1, ms: 0 } },
   demo_write: { asks: "always", args: { note: "contract" } },

@@ -57,7 +57,8 @@ describe("reading the gateway's entry", () => {
     const url = "http://127.0.0.1:8790/scripted/a/";
     expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", url, ttlMs: 5, headers: {} } })).toMatchObject({ kind: "ask", channel: { url } });
     expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", skip: true, ttlMs: 5, call: { scope: "a", key: "n:1", nonce: "test-nonce-0123456789" } } })).toMatchObject({ kind: "skip" });
-    expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", refused: "why" } })).toEqual({ kind: "refused", reason: "why" });
+    expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", refused: "why" } })).toEqual({ kind: "refused", reason: "why", slug: "s" });
+    expect(readChannel({ [CHANNEL_META_KEY]: { slug: "s", refused: "why", caller: "dev-session" } })).toEqual({ kind: "refused", reason: "why", slug: "s", caller: "dev-session" });
     expect(readChannel({ progressToken: 1 })).toEqual({ kind: "none" });
     expect(readChannel(undefined)).toEqual({ kind: "none" });
   });
@@ -70,7 +71,7 @@ describe("reading the gateway's entry", () => {
     ["a negative skip ttl", { slug: "s", skip: true, ttlMs: -1 }],
     ["a refusal without a reason", { slug: "s", refused: "" }],
   ])("reads %s as a malformed channel, never as one to act on", (_what, channel) => {
-    expect(readChannel({ [CHANNEL_META_KEY]: channel })).toEqual({ kind: "refused", reason: "malformed channel" });
+    expect(readChannel({ [CHANNEL_META_KEY]: channel })).toEqual({ kind: "refused", reason: "malformed channel", malformed: true });
   });
 
   it("sets the deadline to the arrival time plus the channel's ttl, and keeps the progress token", () => {

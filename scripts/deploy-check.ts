@@ -1,0 +1,349 @@
+// `npm run deploy:check [-- --remote] [--root <dir>]`: what a `wrangler deploy` of this tree would ship, checked
+// before anything leaves the machine. Each Worker (the bundles, the approval service, the gateway) is built as
+// `wrangler deploy` builds it (`--dry-run`, top level only: never .dev.vars, never the dev roster), and fails,
+// naming the Worker and the binding, on
+//   - a development switch (DEV_MODE, ACCESS_EMULATION, STRAD_DEV_*, DEV_*), whatever its value;
+//   - a value equal to one of any .dev.vars.example in the tree (a dev secret, the fakes' URLs);
+//   - a URL on a loopback host, or an http: URL, in a var or in the production roster;
+//   - a secret in plain [vars] (a name the tree seeds as a secret, or one that reads like a credential);
+//   - a development poll or keepalive interval;
+//   - a missing production setting (the approval service's Access team and audience);
+//   - a gateway build that holds the dev roster, or does not hold the production one.
+// Placeholders (`<...>`, example.com) pass the check but are listed; `npm run deploy` refuses them.
+// It then prints every secret to seed, derived from the roster, as `wrangler secret put NAME -c <config>` lines;
+// with --remote it asks Cloudflare which are already seeded (`wrangler secret list`).
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { unstable_readConfig } from "wrangler";
+import { isLoopbackHost } from "../contract/url-policy";
+import { parseRoster, type Roster } from "../worker/roster";
+import { checkBundles, readBundleTree } from "./check-config";
+// @ts-expect-error: plain ESM helper without types
+import { renderBundleEnv, slugNamespace } from "./roster-env.mjs";
+// @ts-expect-error: plain ESM helper without types
+import { DEV_ROSTER, discoverWorkers, ROOT, ROSTER } from "./workers.mjs";
+
+/** One Worker as a deploy sees it: its config, its top-level vars plus the roster's env rendered for it. */
+export interface DeployWorker {
+  role: "gateway" | "bundle" | "approvals";
+  name: string;
+  config: string;
+  vars: Record<string, string>;
+  /** The roster's servers[].env rendered for this Worker (`--var` at deploy); a subset of `vars`. */
+  rendered: Record<string, string>;
+}
+
+export interface Secret {
+  name: string;
+  config: string;
+  worker: string;
+  why: string;
+  optional?: boolean;
+}
+
+export interface Plan {
+  workers: DeployWorker[];
+  secrets: Secret[];
+  errors: string[];
+  placeholders: string[];
+}
+
+/** Variables that only ever switch development behaviour on; production sets none of them, to any value. */
+const DEV_SWITCH = /^(?:DEV_|STRAD_DEV_)|^ACCESS_EMULATION$/;
+/** Names that read like a credential: a value under one belongs in `wrangler secret put`, not in [vars]. */
+const CREDENTIAL_NAME = /(?:SECRET|TOKEN|PASSWORD|PRIVATE_KEY|API_KEY|CLIENT_ID)$/;
+/** The kit's production intervals are 5 s between polls and 30 s between keepalives; faster is a dev setting. */
+const MIN_INTERVAL_MS: Record<string, number> = { STRAD_POLL_INTERVAL_MS: 1000, STRAD_KEEPALIVE_MS: 5000 };
+/** What each role needs set before anyone can use it (a var or a secret). */
+const REQUIRED_VARS: Record<DeployWorker["role"], { name: string; why: string }[]> = {
+  approvals: [
+    { name: "ACCESS_TEAM_DOMAIN", why: "people sign in through Cloudflare Access: your team domain" },
+    { name: "ACCESS_AUD", why: "the Access application's audience tag, checked on every person's token" },
+  ],
+  gateway: [],
+  bundle: [],
+};
+const APPROVALS_SECRETS: Omit<Secret, "config" | "worker">[] = [
+  { name: "SESSION_SECRET", why: "signs approval sessions and review links (at least 32 characters)" },
+  { name: "OPERATOR_TOKEN", why: "lets an operator mint approval sessions (POST /api/v1/sessions; at least 16 characters)" },
+];
+
+function placeholderIn(value: string): boolean {
+  if (/<[^<>]+>/.test(value)) return true;
+  return /(?:^|[/.@])example\.(?:com|net|org)(?:[:/]|$)/i.test(value);
+}
+
+/** Every http(s) URL in a value (a var may hold a space- or comma-separated list). */
+function urlsIn(value: string): URL[] {
+  const urls: URL[] = [];
+  for (const token of value.split(/[\s,]+/)) {
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(token)) continue;
+    try {
+      urls.push(new URL(token));
+    } catch {}
+  }
+  return urls;
+}
+
+/** Every value of every .dev.vars.example in the tree, mapped to the file that holds it. */
+export function devValues(root: string, workers: { config: string }[]): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const w of workers) {
+    const file = join(dirname(w.config), ".dev.vars.example");
+    if (!existsSync(join(root, file))) continue;
+    for (const line of readFileSync(join(root, file), "utf8").split("\n")) {
+      const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"?([^"]*)"?\s*$/.exec(line);
+      // Empty values and bare words ("1", "true") say nothing about where a value came from.
+      if (m?.[2] !== undefined && m[2].length >= 6 && !/^(?:true|false|\d+)$/.test(m[2])) values.set(m[2], `${file} (${m[1]})`);
+    }
+  }
+  return values;
+}
+
+/** What is wrong with one var of one Worker; `where` names the Worker and binding. */
+export function varProblems(name: string, value: string, where: string, dev: Map<string, string>, secretNames: Set<string>): string[] {
+  const problems: string[] = [];
+  if (DEV_SWITCH.test(name)) problems.push(`${where}: ${name} is a development switch; production sets it nowhere (remove it)`);
+  const devFile = dev.get(value);
+  if (devFile !== undefined) problems.push(`${where}: ${name} holds the development value of ${devFile}`);
+  if (secretNames.has(name) || CREDENTIAL_NAME.test(name)) problems.push(`${where}: ${name} is a secret in plain [vars]; seed it with \`wrangler secret put ${name}\` instead`);
+  const floor = MIN_INTERVAL_MS[name];
+  if (floor !== undefined && (!/^\d+$/.test(value) || Number(value) < floor)) problems.push(`${where}: ${name}=${value} is a development interval (production: unset, or at least ${floor} ms)`);
+  for (const url of urlsIn(value)) {
+    if (isLoopbackHost(url.hostname)) problems.push(`${where}: ${name} points at a loopback host (${url.origin}), which is this machine only`);
+    else if (url.protocol === "http:") problems.push(`${where}: ${name} is an http: URL (${url.origin}); production uses https:`);
+  }
+  return problems;
+}
+
+/** The production roster's own problems: a loopback or http: approval prefix or remote URL, a literal dev value. */
+export function rosterProblems(roster: Roster, dev: Map<string, string>): string[] {
+  const problems: string[] = [];
+  const where = `${ROSTER}`;
+  const url = (path: string, value: string) => {
+    for (const u of urlsIn(value)) {
+      if (isLoopbackHost(u.hostname)) problems.push(`${where} ${path}: ${value} is on a loopback host, which is this machine only`);
+      else if (u.protocol === "http:") problems.push(`${where} ${path}: ${value} is an http: URL; production uses https:`);
+    }
+  };
+  for (const [i, p] of roster.gateway.elicitation.allowedUrlPrefixes.entries()) url(`gateway.elicitation.allowedUrlPrefixes[${i}]`, p);
+  roster.servers.forEach((s, i) => {
+    for (const [j, p] of (s.approvalUrlPrefixes ?? []).entries()) url(`servers[${i}].approvalUrlPrefixes[${j}]`, p);
+    if (s.url !== undefined) url(`servers[${i}].url`, s.url);
+    for (const [kind, map] of [
+      ["headers", s.headers],
+      ["confirmationHeaders", s.confirmationHeaders],
+    ] as const) {
+      for (const [header, value] of Object.entries(map)) {
+        const file = dev.get(value);
+        if (file !== undefined) problems.push(`${where} servers[${i}].${kind}.${header}: holds the development value of ${file}`);
+      }
+    }
+  });
+  return problems;
+}
+
+/** `${VAR}` names in a header value. */
+const refs = (value: string): string[] => [...value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
+
+/** Every secret the roster and the tree need, each on the Worker that reads it. */
+export function secretsFor(roster: Roster, workers: DeployWorker[], manifests: Map<string, string[]>, services: Map<string, string>): Secret[] {
+  const secrets: Secret[] = [];
+  const seen = new Set<string>();
+  const add = (worker: DeployWorker | undefined, s: Omit<Secret, "config" | "worker">) => {
+    if (worker === undefined || seen.has(`${worker.config}\u0000${s.name}`)) return;
+    seen.add(`${worker.config}\u0000${s.name}`);
+    secrets.push({ ...s, config: worker.config, worker: worker.name });
+  };
+  const gateway = workers.find((w) => w.role === "gateway");
+  roster.callers.forEach((c) => {
+    add(gateway, { name: c.tokenSecret, why: `caller "${c.id}"'s bearer token` });
+  });
+  roster.servers.forEach((s) => {
+    for (const [kind, map] of [
+      ["headers", s.headers],
+      ["confirmationHeaders", s.confirmationHeaders],
+    ] as const) {
+      for (const [header, value] of Object.entries(map)) {
+        for (const ref of refs(value)) {
+          add(gateway, {
+            name: `${slugNamespace(s.slug)}${ref}`,
+            why: `slug "${s.slug}" ${kind}.${header} (\${${ref}}; the shared ${ref} is read only when this is unset)`,
+            optional: s.mayBeUnseeded.includes(ref),
+          });
+        }
+      }
+    }
+    if (s.kind !== "bundle" || s.bundle === undefined || s.path === undefined) return;
+    const service = services.get(s.bundle);
+    const bundle = workers.find((w) => w.role === "bundle" && w.name === service);
+    const mount = s.path.replace(/^\//, "");
+    for (const name of manifests.get(service ?? "") ?? []) add(bundle, { name: `${slugNamespace(mount)}${name}`, why: `mount ${s.path}'s ${name} (slug "${s.slug}")` });
+  });
+  const approvals = workers.find((w) => w.role === "approvals");
+  for (const s of APPROVALS_SECRETS) add(approvals, s);
+  return secrets;
+}
+
+/** Reads the tree as a deploy would: no wrangler build, no network. */
+export function planDeploy(root: string = ROOT): Plan {
+  const errors: string[] = [];
+  const placeholders: string[] = [];
+  const found = discoverWorkers(root);
+  const listed: { role: DeployWorker["role"]; name: string; config: string; dir?: string }[] = [
+    ...found.bundles.map((b: { name: string; config: string; dir: string }) => ({ role: "bundle" as const, ...b })),
+    { role: "approvals", ...found.approvals },
+    { role: "gateway", ...found.gateway },
+  ];
+  const dev = devValues(root, [found.gateway, ...found.bundles, found.approvals]);
+
+  const rosterText = readFileSync(join(root, ROSTER), "utf8");
+  const parsed = parseRoster(rosterText);
+  if (!parsed.ok) return { workers: [], secrets: [], errors: parsed.errors.map((e) => `${ROSTER} ${e.path}: ${e.message}`), placeholders };
+  const roster = parsed.roster;
+  const tree = readBundleTree(root);
+  errors.push(...checkBundles(roster, tree).map((e) => `${ROSTER} ${e.path}: ${e.message}`));
+  errors.push(...rosterProblems(roster, dev));
+  const services = new Map<string, string>(tree.services.filter((s) => s.binding !== undefined && s.service !== undefined).map((s) => [s.binding as string, s.service as string]));
+  const rendered = renderBundleEnv(roster.servers, (binding: string) => services.get(binding));
+  errors.push(...(rendered.errors as string[]).map((e) => `${ROSTER} ${e}`));
+
+  const manifests = new Map<string, string[]>();
+  for (const b of tree.bundles) manifests.set(b.name, b.manifest.ok ? [...b.manifest.secrets] : []);
+
+  const workers: DeployWorker[] = listed.map((w) => {
+    const config = unstable_readConfig({ config: join(root, w.config) }, { hideWarnings: true });
+    const vars: Record<string, string> = {};
+    for (const [k, v] of Object.entries(config.vars ?? {})) vars[k] = typeof v === "string" ? v : JSON.stringify(v);
+    const env = (rendered.vars.get(w.name) ?? {}) as Record<string, string>;
+    for (const [k, v] of Object.entries(env)) {
+      if (k in vars) errors.push(`${w.name} (${w.config}) ${k}: the roster's servers[].env renders ${k}, which the config's [vars] already sets`);
+      vars[k] = v;
+    }
+    return { role: w.role, name: w.name, config: w.config, vars, rendered: env };
+  });
+
+  const secrets = secretsFor(roster, workers, manifests, services);
+  for (const w of workers) {
+    const secretNames = new Set(secrets.filter((s) => s.config === w.config).map((s) => s.name));
+    for (const [name, value] of Object.entries(w.vars)) {
+      const where = `${w.name} (${w.config}) [vars] ${name}`;
+      errors.push(...varProblems(name, value, where, dev, secretNames));
+      if (placeholderIn(value)) placeholders.push(`${where} = ${value}`);
+    }
+    for (const need of REQUIRED_VARS[w.role]) {
+      if (w.vars[need.name] === undefined || w.vars[need.name]?.trim() === "") errors.push(`${w.name} (${w.config}) [vars] ${need.name}: missing production setting (${need.why})`);
+    }
+  }
+  const rosterPlaceholders = (label: string, value: string) => {
+    if (placeholderIn(value)) placeholders.push(`${ROSTER} ${label} = ${value}`);
+  };
+  for (const [i, p] of roster.gateway.elicitation.allowedUrlPrefixes.entries()) rosterPlaceholders(`gateway.elicitation.allowedUrlPrefixes[${i}]`, p);
+  roster.servers.forEach((s, i) => {
+    for (const [j, p] of (s.approvalUrlPrefixes ?? []).entries()) rosterPlaceholders(`servers[${i}].approvalUrlPrefixes[${j}]`, p);
+    if (s.url !== undefined) rosterPlaceholders(`servers[${i}].url`, s.url);
+  });
+  return { workers, secrets, errors, placeholders };
+}
+
+/**
+ * Builds each Worker exactly as `wrangler deploy` would (`--dry-run`, the rendered roster env as `--var`), and
+ * checks the gateway's build holds the production roster and nothing of the dev one.
+ */
+export function buildProblems(root: string, workers: DeployWorker[]): string[] {
+  const problems: string[] = [];
+  const out = mkdtempSync(join(tmpdir(), "strad-deploy-check-"));
+  try {
+    for (const w of workers) {
+      const outdir = join(out, w.name);
+      try {
+        execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", w.config, ...varArgs(w.rendered)], {
+          cwd: root,
+          env: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
+          stdio: "pipe",
+        });
+      } catch (error) {
+        const output = error instanceof Error && "stderr" in error ? String(error.stderr) : "";
+        const line = output.split("\n").find((l) => /ERROR|✘/.test(l)) ?? "wrangler deploy --dry-run failed";
+        problems.push(`${w.name} (${w.config}): does not build: ${line.replace(/\s+/g, " ").trim()}`);
+        continue;
+      }
+      if (w.role !== "gateway") continue;
+      const files = readdirSync(outdir);
+      if (files.some((f) => f.endsWith(DEV_ROSTER))) problems.push(`${w.name} (${w.config}): the build holds the dev roster ${DEV_ROSTER}; main must be worker/index.ts`);
+      if (!files.some((f) => f.endsWith(ROSTER))) problems.push(`${w.name} (${w.config}): the build does not hold the production roster ${ROSTER}`);
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  return problems;
+}
+
+/** `--var NAME:VALUE` for each rendered variable (wrangler splits at the first colon). */
+export function varArgs(vars: Record<string, string>): string[] {
+  return Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+}
+
+/** Which of a Worker's secrets Cloudflare already holds (`wrangler secret list`); undefined when it cannot tell. */
+function seededRemotely(root: string, config: string): Set<string> | undefined {
+  try {
+    const out = execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["secret", "list", "--format", "json", "-c", config], { cwd: root, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+    return new Set((JSON.parse(out) as { name: string }[]).map((s) => s.name));
+  } catch {
+    return undefined;
+  }
+}
+
+export function report(plan: Plan, options: { remote?: (config: string) => Set<string> | undefined } = {}): string[] {
+  const lines: string[] = [];
+  if (plan.errors.length > 0) {
+    lines.push(`deploy:check FAILED: ${plan.errors.length} problem(s) a deploy would ship:`);
+    for (const e of plan.errors) lines.push(`  ✗ ${e}`);
+  } else {
+    lines.push(`deploy:check ok: ${plan.workers.map((w) => w.name).join(", ")} build as deployed with no dev value, no loopback or http: URL and no secret in [vars]`);
+  }
+  if (plan.placeholders.length > 0) {
+    lines.push("", "Placeholders to replace before `npm run deploy` (it refuses while any is left):");
+    for (const p of plan.placeholders) lines.push(`  - ${p}`);
+  }
+  if (plan.secrets.length > 0) {
+    lines.push("", "Secrets to seed (each asks for its value; nothing is stored in the tree):");
+    const byConfig = new Map<string, Set<string> | undefined>();
+    for (const s of plan.secrets) {
+      if (options.remote !== undefined && !byConfig.has(s.config)) byConfig.set(s.config, options.remote(s.config));
+      const seeded = byConfig.get(s.config);
+      const state = options.remote === undefined ? "" : seeded === undefined ? "  [could not list]" : seeded.has(s.name) ? "  [seeded]" : "  [MISSING]";
+      lines.push(`  wrangler secret put ${s.name} -c ${s.config}${state}    # ${s.why}${s.optional ? " (optional)" : ""}`);
+    }
+  }
+  return lines;
+}
+
+const USAGE = "usage: npm run deploy:check [-- --remote] [--root <dir>] [--no-build]\n";
+
+function main(argv: readonly string[]): number {
+  let root: string = ROOT;
+  let remote = false;
+  let build = true;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--root" && argv[i + 1] !== undefined) root = argv[++i] as string;
+    else if (arg === "--remote") remote = true;
+    else if (arg === "--no-build") build = false;
+    else {
+      process.stderr.write(USAGE);
+      return 1;
+    }
+  }
+  const plan = planDeploy(root);
+  if (build && plan.workers.length > 0) plan.errors.push(...buildProblems(root, plan.workers));
+  const lines = report(plan, remote ? { remote: (config) => seededRemotely(root, config) } : {});
+  (plan.errors.length > 0 ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+  return plan.errors.length > 0 ? 1 : 0;
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,435 @@
+// `npm run posture [roster] [--env <file>] [--json]`: what each slug of a roster does with its guarded tools
+// (ASK a person, act WAIVED, REFUSE) and why, which callers reach it, where its approval requests may go, the
+// deadlines the gateway sets, and warnings about approval prefixes and edge credentials. Default roster:
+// strad.config.yaml (the production one). `--env` names a dotenv file (.dev.vars, or the secrets a deploy
+// seeds) so that unseeded `${VAR}`s are named. Values from it are never printed, only variable names.
+//
+// The verdicts come from the gateway's own code, not a second reading of the rules: worker/channel.ts builds the
+// channel a probe call would get (and channelTtlMs its deadline), worker/auth.ts decides who is entitled,
+// worker/roster.ts resolves `${VAR}`s and checks seeding, bundles/kit/posture.ts reads the bundle's
+// container-wide switches from the env scripts/roster-env.mjs renders for it.
+//
+// Warnings (kinds):
+//   whole-host                an approval prefix whose path is "/": the edge credential goes to the whole host.
+//   prefix-wider-than-route   an approval prefix whose path does not end in "/elicitations/session/", the
+//                             fallback-elicitation session route (approvals/protocol.routes.ts): every path
+//                             under it gets the slug's confirmationHeaders, so it is wider than an approval
+//                             route, or a route this check does not know (the e2e suite's scripted approver).
+//   plain-http                an http: prefix or remote-http url whose host is not loopback.
+//   headers-to-several-origins  one confirmationHeaders credential may reach more than one approval origin:
+//                             one slug's prefixes span origins (the schema refuses this), or slugs asking
+//                             different origins resolve one `${VAR}` to the same shared secret.
+//   gateway-refuses-all       (--env) a `${VAR}` not listed in mayBeUnseeded is unseeded: the gateway answers
+//                             every /mcp request 503 until it is.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { elicitationPosture } from "../bundles/kit/posture";
+import type { CallRef } from "../contract/channel";
+import { slugNamespace } from "../contract/slug";
+import { isLoopbackHost } from "../contract/url-policy";
+import { type Caller, CallerTable, isEntitled } from "../worker/auth";
+import { buildChannel, channelTtlMs, isGated } from "../worker/channel";
+import { checkSeeded, parseRoster, type Roster, type RosterError, refsIn, resolveRefs, type ServerEntry } from "../worker/roster";
+// @ts-expect-error: plain ESM helper without types
+import { gatewayServices } from "./bundle-tree.mjs";
+// @ts-expect-error: plain ESM helper without types
+import { renderBundleEnv } from "./roster-env.mjs";
+// @ts-expect-error: plain ESM helper without types
+import { ROOT } from "./workers.mjs";
+
+export type Verdict = "ASK" | "WAIVED" | "REFUSE" | "REFUSE-WHILE-UNSEEDED" | "UNGUARDED";
+export type WarningKind = "whole-host" | "prefix-wider-than-route" | "plain-http" | "headers-to-several-origins" | "gateway-refuses-all";
+
+export interface CallerReach {
+  id: string;
+  kind: Caller["kind"];
+  /** Why it reaches the slug: the roles it shares with the entitlements, or the admin's every role. */
+  via: string;
+  /** What its guarded calls get on this slug. */
+  guarded: string;
+  /** --env only: its token secret is unseeded (or too short), so the gateway leaves it out. */
+  leftOut?: string;
+}
+
+export interface SlugPosture {
+  slug: string;
+  kind: ServerEntry["kind"];
+  target: string;
+  verdict: Verdict;
+  reasons: string[];
+  callers: CallerReach[];
+  /** Where approval requests may go: only for a slug with confirmations. */
+  approval: { from: "approvalUrlPrefixes" | "gateway.elicitation.allowedUrlPrefixes"; origins: string[]; prefixes: string[] } | null;
+  timeoutMs: number;
+  /** What the gateway hands the bundle on the channel; null when it forwards none. */
+  ttlMs: number | null;
+}
+
+export interface PostureWarning {
+  kind: WarningKind;
+  slugs: string[];
+  message: string;
+}
+
+export interface PostureReport {
+  allowedUrlPrefixes: string[];
+  /** Whether an env file was read, so that unseeded secrets are known rather than assumed seeded. */
+  envChecked: boolean;
+  slugs: SlugPosture[];
+  warnings: PostureWarning[];
+}
+
+export interface PostureOptions {
+  /** The variables a dotenv file seeds (--env); absent: every `${VAR}` is taken as seeded, mayBeUnseeded ones as maybe not. */
+  env?: Record<string, string>;
+  /** A roster binding's service name (from wrangler.toml), so that two bindings of one Worker share one env. */
+  serviceOf?: (binding: string) => string | undefined;
+}
+
+export type PostureResult = { ok: true; report: PostureReport } | { ok: false; errors: RosterError[] };
+
+/** The fallback-elicitation session route's tail: a prefix as narrow as an approval route ends in it. */
+export const APPROVAL_ROUTE_TAIL = "/elicitations/session/";
+
+const PROBE_CALL: CallRef = { scope: "posture", key: "posture", nonce: "posture-probe-nonce" };
+const PROBE_CALLER: Caller = { id: "posture-probe", kind: "session", roles: [], tokenSecret: "POSTURE_PROBE", isAdmin: false };
+const NO_CHANNEL = "no confirmations: true: the gateway forwards no approval channel, so its guarded tools refuse (there is no one to ask); its other tools work";
+const REMOTE =
+  "remote-http: its tools are not the gateway's to guard. The gateway forwards no approval channel, no X-Elicitation-Url and none of the caller's _meta to it (only bundle slugs with confirmations or skipConfirmations get a channel); whatever its tools do, they do without strad asking anyone";
+
+export function postureFromText(yamlText: string, options: PostureOptions = {}): PostureResult {
+  const parsed = parseRoster(yamlText);
+  return parsed.ok ? { ok: true, report: postureOf(parsed.roster, options) } : { ok: false, errors: parsed.errors };
+}
+
+/** Every `${VAR}` a server's headers and confirmationHeaders name, with where. */
+function refsOf(s: ServerEntry): { field: "headers" | "confirmationHeaders"; header: string; name: string }[] {
+  return (["headers", "confirmationHeaders"] as const).flatMap((field) => Object.entries(s[field]).flatMap(([header, raw]) => refsIn(raw).map((name) => ({ field, header, name }))));
+}
+
+/** Without an env file, every reference counts as seeded (as a shared variable), so only the caller and the URL decide. */
+function assumedEnv(roster: Roster): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const s of roster.servers) for (const ref of refsOf(s)) env[ref.name] = "seeded";
+  return env;
+}
+
+/** The prefixes a slug's approval URL is held to: its own, else every allowed one (worker/channel.ts). */
+function approvalPrefixes(s: ServerEntry, roster: Roster): { from: "approvalUrlPrefixes" | "gateway.elicitation.allowedUrlPrefixes"; prefixes: string[] } {
+  return s.approvalUrlPrefixes === undefined
+    ? { from: "gateway.elicitation.allowedUrlPrefixes", prefixes: roster.gateway.elicitation.allowedUrlPrefixes }
+    : { from: "approvalUrlPrefixes", prefixes: s.approvalUrlPrefixes };
+}
+
+const originOf = (url: string): string => new URL(url).origin;
+
+/** Where a slug with confirmations may send approval requests: its prefixes and their origins. */
+function approvalOf(s: ServerEntry, roster: Roster): NonNullable<SlugPosture["approval"]> {
+  const { from, prefixes } = approvalPrefixes(s, roster);
+  return { from, origins: [...new Set(prefixes.map(originOf))], prefixes };
+}
+const unique = <T>(items: T[]): T[] => [...new Set(items)];
+
+/** An X-Elicitation-Url a session could send for this slug: strictly under its first prefix. */
+function probeUrl(s: ServerEntry, roster: Roster): string {
+  const first = approvalPrefixes(s, roster).prefixes[0];
+  return first === undefined ? "https://approvals.invalid/posture" : `${first}posture`;
+}
+
+export function postureOf(roster: Roster, options: PostureOptions = {}): PostureReport {
+  const envChecked = options.env !== undefined;
+  const env: Record<string, string> = options.env ?? assumedEnv(roster);
+  const serviceOf = (binding: string) => options.serviceOf?.(binding) ?? binding;
+  // The env each bundle Worker is deployed with from the roster, as `npm run deploy` and the dev stack render it.
+  const rendered = renderBundleEnv(roster.servers, serviceOf) as { vars: Map<string, Record<string, string>> };
+  const callers: Caller[] = roster.callers.map((c) => ({ ...c, isAdmin: c.kind === "admin" }));
+  const leftOut = new Set<string>(envChecked ? CallerTable.build(roster, env).unseeded : []);
+  // A reference the roster does not let go unseeded stops the whole gateway (worker/app.ts answers 503).
+  const fatal = envChecked ? checkSeeded(roster, env).filter((e) => e.path.startsWith("servers")) : [];
+
+  const slugs = roster.servers.map((s): SlugPosture => {
+    const channelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: probeUrl(s, roster), roster, env, call: PROBE_CALL });
+    const reasons: string[] = [];
+    let verdict: Verdict;
+    if (s.kind === "remote-http") {
+      verdict = "UNGUARDED";
+      reasons.push(REMOTE);
+    } else {
+      const channel = channelFor(PROBE_CALLER);
+      if (channel === undefined) {
+        verdict = "REFUSE";
+        reasons.push(NO_CHANNEL);
+      } else if ("skip" in channel) {
+        verdict = "WAIVED";
+        reasons.push("skipConfirmations: true: guarded tools act without asking anyone, whoever calls and whatever they send");
+      } else if ("refused" in channel) {
+        verdict = "REFUSE";
+        reasons.push(`confirmations: true, but the gateway refuses the channel even to a session with a good X-Elicitation-Url: ${channel.refused}`);
+      } else {
+        verdict = "ASK";
+        reasons.push("confirmations: true: a guarded call asks the person at the caller's X-Elicitation-Url (held to the approval prefixes below); a call without one is refused");
+      }
+      const posture = elicitationPosture(rendered.vars.get(serviceOf(s.bundle as string)) ?? {});
+      if (!posture.ok) {
+        // The channel still goes out; the bundle refuses it, so the channel's own sentence would mislead.
+        if (verdict === "ASK" || verdict === "WAIVED") reasons[0] = `${s.confirmations ? "confirmations" : "skipConfirmations"}: true, so the gateway forwards a channel, but the bundle refuses it`;
+        verdict = "REFUSE";
+        reasons.push(`${posture.reason} (servers[].env of bundle ${s.bundle}): every guarded tool of the bundle refuses, waiver included`);
+      }
+    }
+
+    for (const ref of refsOf(s)) {
+      const where = `${ref.field}.${ref.header} needs \${${ref.name}}`;
+      const effect = ref.field === "headers" ? "every call to this slug, tools/list too, fails" : "its guarded tools refuse";
+      const maybe = s.mayBeUnseeded.includes(ref.name);
+      if (!envChecked) {
+        if (!maybe) continue;
+        reasons.push(`${where}, listed in mayBeUnseeded: may be unseeded: refuses while unseeded (${effect} until it is seeded)`);
+        if (verdict === "ASK" || verdict === "WAIVED") verdict = "REFUSE-WHILE-UNSEEDED";
+        continue;
+      }
+      if (resolveRefs(`\${${ref.name}}`, s.slug, env).ok) continue;
+      // The channel's own refusal above already names an unseeded confirmationHeaders secret, as the gateway will.
+      if (maybe && ref.field === "confirmationHeaders") continue;
+      if (!maybe) {
+        reasons.push(`${where}, which is unseeded and not in mayBeUnseeded`);
+        verdict = "REFUSE";
+        continue;
+      }
+      reasons.push(`${where}, which is unseeded (neither ${slugVar(s.slug, ref.name)} nor ${ref.name} is set): ${effect}`);
+      if (s.kind === "bundle") verdict = "REFUSE";
+    }
+
+    const reach = callers
+      .filter((c) => isEntitled(c, s.entitlements))
+      .map((c): CallerReach => {
+        const roles = c.roles.filter((r) => s.entitlements.includes(r));
+        const via = c.isAdmin ? "holds every role" : `${roles.length > 1 ? "roles" : "role"} ${roles.join(", ")}`;
+        const reachEntry: CallerReach = { id: c.id, kind: c.kind, via, guarded: guardedFor(s, verdict, c, channelFor) };
+        if (leftOut.has(c.tokenSecret)) reachEntry.leftOut = `its token secret ${c.tokenSecret} is unseeded or shorter than 16 characters: the gateway leaves it out`;
+        return reachEntry;
+      });
+
+    const approval = s.kind === "bundle" && s.confirmations ? approvalOf(s, roster) : null;
+
+    if (fatal.length > 0) {
+      verdict = "REFUSE";
+      reasons.push("the gateway answers every /mcp request 503 until the secrets named under warnings [gateway-refuses-all] are seeded");
+    }
+    return {
+      slug: s.slug,
+      kind: s.kind,
+      target: s.kind === "bundle" ? `bundle ${s.bundle} ${s.path}` : `remote-http ${s.url}`,
+      verdict,
+      reasons,
+      callers: reach,
+      approval,
+      timeoutMs: s.timeoutMs,
+      ttlMs: isGated(s) ? channelTtlMs(s.timeoutMs) : null,
+    };
+  });
+
+  return { allowedUrlPrefixes: roster.gateway.elicitation.allowedUrlPrefixes, envChecked, slugs, warnings: warningsOf(roster, slugs, env, envChecked, fatal) };
+}
+
+const slugVar = (slug: string, name: string): string => `${slugNamespace(slug)}${name}`;
+
+function guardedFor(s: ServerEntry, verdict: Verdict, caller: Caller, channelFor: (caller: Caller) => ReturnType<typeof buildChannel>): string {
+  if (s.kind === "remote-http") return "no channel: not the gateway's to guard";
+  if (verdict === "REFUSE") return "refused";
+  const channel = channelFor(caller);
+  if (channel === undefined) return "refused (no channel)";
+  if ("skip" in channel) return "acts unasked";
+  if ("refused" in channel) return `refused: ${channel.refused}`;
+  const asks = "asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one";
+  return caller.isAdmin ? `${asks} (an admin is no exception)` : asks;
+}
+
+function warningsOf(roster: Roster, slugs: SlugPosture[], env: Record<string, string>, envChecked: boolean, fatal: RosterError[]): PostureWarning[] {
+  const warnings: PostureWarning[] = [];
+  // One warning per prefix and kind, naming every slug whose approval requests may go there.
+  const byPrefix = new Map<string, string[]>();
+  for (const p of slugs) for (const prefix of p.approval?.prefixes ?? []) byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), p.slug]);
+  for (const [prefix, names] of byPrefix) {
+    const url = new URL(prefix);
+    const who = `${names.length > 1 ? "slugs" : "slug"} ${names.join(", ")}`;
+    const their = names.length > 1 ? "their" : "its";
+    if (url.pathname === "/") {
+      warnings.push({
+        kind: "whole-host",
+        slugs: names,
+        message: `${prefix} is a whole host: ${who} may be aimed at any path of ${url.origin}, and ${their} confirmationHeaders go with them. List the approval route instead (…${APPROVAL_ROUTE_TAIL}).`,
+      });
+    } else if (!url.pathname.endsWith(APPROVAL_ROUTE_TAIL)) {
+      warnings.push({
+        kind: "prefix-wider-than-route",
+        slugs: names,
+        message: `${prefix} does not end in the approval route (…${APPROVAL_ROUTE_TAIL}): ${who} may be aimed at any path under it, and ${their} confirmationHeaders go with them. Narrow it to the route.`,
+      });
+    }
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname))
+      warnings.push({ kind: "plain-http", slugs: names, message: `${prefix} is plain http on a host that is not loopback: approval requests and their headers would cross the network in clear.` });
+  }
+  for (const s of roster.servers) {
+    if (s.kind !== "remote-http" || s.url === undefined) continue;
+    const url = new URL(s.url);
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+      warnings.push({ kind: "plain-http", slugs: [s.slug], message: `slug ${s.slug} reaches ${url.origin} over plain http: its calls, answers and headers cross the network in clear.` });
+    }
+  }
+
+  // One slug's edge credential reaching two approval services (the schema refuses it; kept as a backstop).
+  for (const p of slugs) {
+    const server = roster.servers.find((s) => s.slug === p.slug);
+    if (server === undefined || Object.keys(server.confirmationHeaders).length === 0 || p.approval === null || p.approval.origins.length < 2) continue;
+    warnings.push({
+      kind: "headers-to-several-origins",
+      slugs: [p.slug],
+      message: `the confirmationHeaders of ${p.slug} may go to ${p.approval.origins.length} origins (${p.approval.origins.join(", ")}) through its prefixes.`,
+    });
+  }
+  // Slugs asking different approval services that read one shared secret send that credential to each of them.
+  const shared = new Map<string, { slugs: string[]; origins: string[] }>();
+  for (const p of slugs) {
+    const server = roster.servers.find((s) => s.slug === p.slug);
+    if (server === undefined || p.approval === null) continue;
+    for (const raw of Object.values(server.confirmationHeaders)) {
+      for (const name of refsIn(raw)) {
+        // Its own <SLUG>__NAME, when seeded, is the slug's alone; without --env it is taken as unseeded (the shared one is used).
+        if (envChecked && typeof env[slugVar(server.slug, name)] === "string") continue;
+        if (envChecked && typeof env[name] !== "string") continue;
+        const entry = shared.get(name) ?? { slugs: [], origins: [] };
+        entry.slugs = unique([...entry.slugs, p.slug]);
+        entry.origins = unique([...entry.origins, ...p.approval.origins]);
+        shared.set(name, entry);
+      }
+    }
+  }
+  const grouped = new Map<string, { names: string[]; slugs: string[]; origins: string[] }>();
+  for (const [name, entry] of shared) {
+    // One slug spanning origins is the backstop above; here it takes two slugs sharing the secret.
+    if (entry.origins.length < 2 || entry.slugs.length < 2) continue;
+    const key = `${entry.slugs.join(",")}|${entry.origins.join(",")}`;
+    const group = grouped.get(key) ?? { names: [], slugs: entry.slugs, origins: entry.origins };
+    group.names.push(name);
+    grouped.set(key, group);
+  }
+  for (const { names, slugs: who, origins } of grouped.values()) {
+    const unless = envChecked ? "" : ` unless each slug seeds its own <SLUG>__${names[0]}`;
+    warnings.push({
+      kind: "headers-to-several-origins",
+      slugs: who,
+      message: `the shared secret${names.length > 1 ? "s" : ""} ${names.join(", ")} in confirmationHeaders reach${names.length > 1 ? "" : "es"} ${origins.length} approval origins (${origins.join(", ")}) through slugs ${who.join(", ")}${unless}: one approval service's edge credential is sent to another.`,
+    });
+  }
+
+  if (fatal.length > 0) {
+    warnings.push({
+      kind: "gateway-refuses-all",
+      slugs: unique(fatal.map((e) => roster.servers[Number(/^servers\[(\d+)\]/.exec(e.path)?.[1])]?.slug ?? e.path)),
+      message: `the gateway answers every /mcp request 503 until these are seeded: ${fatal.map((e) => `${e.path}: ${e.message}`).join("; ")}`,
+    });
+  }
+  return warnings;
+}
+
+/** The report as text lines: one block per slug, then the warnings. */
+export function formatPosture(report: PostureReport, header: { roster: string; env?: string }): string[] {
+  const lines = [`roster: ${header.roster}`];
+  lines.push(header.env === undefined ? "env: not checked (pass --env <file> to name unseeded ${VAR}s)" : `env: ${header.env}`);
+  lines.push(`gateway.elicitation.allowedUrlPrefixes: ${report.allowedUrlPrefixes.length === 0 ? "none (every confirmed tool refuses)" : report.allowedUrlPrefixes.join(", ")}`);
+  for (const p of report.slugs) {
+    lines.push("", `${p.slug}: ${p.verdict}  (${p.target})`);
+    for (const reason of p.reasons) lines.push(`  why: ${reason}`);
+    if (p.callers.length === 0) lines.push("  callers: none (no caller holds one of its entitlements)");
+    else {
+      // Callers whose guarded calls fare alike share a line.
+      const groups = new Map<string, string[]>();
+      for (const c of p.callers) {
+        const fate = c.leftOut === undefined ? c.guarded : `left out: ${c.leftOut}`;
+        groups.set(fate, [...(groups.get(fate) ?? []), `${c.id} (${c.kind}, ${c.via})`]);
+      }
+      lines.push("  callers:");
+      for (const [fate, who] of groups) lines.push(`    ${who.join(", ")}: ${fate}`);
+    }
+    if (p.approval === null) lines.push(`  approval: none (${p.kind === "bundle" && p.verdict === "WAIVED" ? "the waiver asks nobody" : "no approval request is sent"})`);
+    else {
+      const via = p.approval.from === "approvalUrlPrefixes" ? "its approvalUrlPrefixes" : "every gateway.elicitation.allowedUrlPrefixes entry: it lists no approvalUrlPrefixes";
+      lines.push(`  approval origins: ${p.approval.origins.join(", ") || "none"}`, `  approval prefixes (${via}): ${p.approval.prefixes.join(", ") || "none"}`);
+    }
+    lines.push(`  timeoutMs: ${p.timeoutMs}; ttlMs handed to the bundle: ${p.ttlMs === null ? "none (no channel)" : p.ttlMs}`);
+  }
+  lines.push("", report.warnings.length === 0 ? "warnings: none" : "warnings:");
+  for (const w of report.warnings) lines.push(`  [${w.kind}] ${w.message}`);
+  return lines;
+}
+
+/** A dotenv file's names and values (NAME=value, optionally quoted or after `export`); comments and blanks skipped. */
+export function parseDotenv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const raw of text.split("\n")) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
+    if (m === null) continue;
+    const value = m[2] as string;
+    const quoted = /^(["'])(.*)\1$/.exec(value);
+    env[m[1] as string] = quoted === null ? value.replace(/\s+#.*$/, "") : (quoted[2] as string);
+  }
+  return env;
+}
+
+const USAGE = "usage: npm run posture [roster] [--env <dotenv file>] [--json]\n";
+
+function read(file: string): { ok: true; text: string } | { ok: false } {
+  try {
+    return { ok: true, text: readFileSync(file, "utf8") };
+  } catch (error) {
+    const code = error instanceof Error && "code" in error ? String(error.code) : "unreadable";
+    process.stderr.write(`${file}: cannot read the file (${code})\n`);
+    return { ok: false };
+  }
+}
+
+function main(argv: readonly string[]): number {
+  const files: string[] = [];
+  let envFile: string | undefined;
+  let json = false;
+  let bad = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--json") json = true;
+    else if (arg === "--env" && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith("-")) envFile = argv[++i] as string;
+    else if (arg === "--help" || arg === "-h") {
+      process.stdout.write(USAGE);
+      return 0;
+    } else if (arg.startsWith("-")) bad = true;
+    else files.push(arg);
+  }
+  if (bad || files.length > 1) {
+    process.stderr.write(USAGE);
+    return 1;
+  }
+  const rosterFile = files[0] ?? join(ROOT, "strad.config.yaml");
+  const roster = read(rosterFile);
+  if (!roster.ok) return 1;
+  let env: Record<string, string> | undefined;
+  if (envFile !== undefined) {
+    const envText = read(envFile);
+    if (!envText.ok) return 1;
+    env = parseDotenv(envText.text);
+  }
+  const services = new Map<string, string | undefined>((gatewayServices(ROOT) as { binding?: string; service?: string }[]).map((s) => [s.binding ?? "", s.service]));
+  const result = postureFromText(roster.text, { env, serviceOf: (binding) => services.get(binding) });
+  if (!result.ok) {
+    process.stderr.write(`${result.errors.map((e) => `${e.path}: ${e.message}`).join("\n")}\n`);
+    return 1;
+  }
+  const shown = files[0] ?? "strad.config.yaml";
+  if (json) process.stdout.write(`${JSON.stringify({ roster: shown, env: envFile ?? null, ...result.report }, null, 2)}\n`);
+  else process.stdout.write(`${formatPosture(result.report, { roster: shown, env: envFile }).join("\n")}\n`);
+  return 0;
+}
+
+// Run only as a script, so a test can import postureFromText without side effects.
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,184 @@
+// Covers `npm run deploy:check` (scripts/deploy-check.ts, issue 14 #1-#2): what `wrangler deploy` would ship of
+// this tree is production only (no dev value, no loopback URL, no known secret, no dev roster), and every kind
+// of development value planted into a copy of the tree fails the check, naming the Worker and the binding.
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildProblems, devValues, planDeploy } from "../../scripts/deploy-check";
+// @ts-expect-error: plain ESM helper without types
+import { discoverWorkers, ROOT } from "../../scripts/workers.mjs";
+import { addVar, copyTree, edit } from "./helpers/tree";
+
+const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
+const TSX = join(ROOT, "node_modules/.bin/tsx");
+const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
+
+function run(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(TSX, [join(ROOT, "scripts/deploy-check.ts"), ...args], { cwd: ROOT, env: ENV, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", () => {
+  const workers = discoverWorkers(ROOT);
+  const deployed = [workers.gateway, ...workers.bundles, workers.approvals] as { name: string; config: string }[];
+  const dev = devValues(ROOT, deployed);
+
+  it.each(deployed.map((w) => [w.name, w.config]))("%s shows no dev value, no loopback URL and no known secret", (_name, config) => {
+    const out = execFileSync(WRANGLER, ["deploy", "--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "strad-dry-")), "-c", config], { cwd: ROOT, env: ENV, encoding: "utf8" });
+    // The dry run lists the bindings it would deploy, vars with their values.
+    expect(out).toMatch(/--dry-run: exiting now/);
+    expect(out).not.toMatch(/127\.0\.0\.1|localhost|\[::1\]/);
+    expect(out).not.toMatch(/DEV_MODE|ACCESS_EMULATION|STRAD_DEV_|SESSION_SECRET|OPERATOR_TOKEN|_REFRESH_TOKEN/);
+    expect(dev.size).toBeGreaterThan(10);
+    for (const value of dev.keys()) expect(out, value).not.toContain(value);
+  });
+
+  it("passes deploy:check, lists the placeholders left and prints a secret put line for every secret the roster needs", async () => {
+    const r = await run([]);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("deploy:check ok: strad-bundle-echo, strad-bundle-google, strad-approvals, strad-gateway");
+    expect(r.stdout).toContain("strad-approvals (approvals/wrangler.toml) [vars] ACCESS_AUD = <your-access-application-audience-tag>");
+    expect(r.stdout).toContain("strad.config.yaml gateway.elicitation.allowedUrlPrefixes[0] = https://approvals.example.com/api/v1/elicitations/session/");
+    const puts = r.stdout
+      .split("\n")
+      .filter((l) => l.trimStart().startsWith("wrangler secret put"))
+      .map((l) => l.trim().split(/\s+/).slice(3, 6).join(" "));
+    expect(puts).toEqual([
+      "STRAD_TOKEN_ALICE -c wrangler.toml",
+      "GMAIL_RW_EXTERNAL__APPROVALS_CF_ACCESS_CLIENT_ID -c wrangler.toml",
+      "GMAIL_RW_EXTERNAL__APPROVALS_CF_ACCESS_CLIENT_SECRET -c wrangler.toml",
+      "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID -c bundles/google/wrangler.toml",
+      "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET -c bundles/google/wrangler.toml",
+      "GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN -c bundles/google/wrangler.toml",
+      "SESSION_SECRET -c approvals/wrangler.toml",
+      "OPERATOR_TOKEN -c approvals/wrangler.toml",
+    ]);
+  }, 120_000);
+
+  it("an unknown argument prints the usage and exits 1", async () => {
+    expect(await run(["--frobnicate"])).toMatchObject({ status: 1, stderr: expect.stringContaining("usage: npm run deploy:check") });
+  });
+});
+
+describe("a planted development value fails the check, naming the Worker and the binding", { timeout: 60_000 }, () => {
+  it.each<[string, (root: string) => void, string]>([
+    ["DEV_MODE", (r) => addVar(r, "approvals/wrangler.toml", 'DEV_MODE = "true"'), "strad-approvals (approvals/wrangler.toml) [vars] DEV_MODE: DEV_MODE is a development switch"],
+    [
+      "ACCESS_EMULATION, even off",
+      (r) => addVar(r, "approvals/wrangler.toml", 'ACCESS_EMULATION = "false"'),
+      "strad-approvals (approvals/wrangler.toml) [vars] ACCESS_EMULATION: ACCESS_EMULATION is a development switch",
+    ],
+    [
+      "the echo test probes",
+      (r) => addVar(r, "bundles/echo/wrangler.toml", 'STRAD_DEV_PROBES = "1"'),
+      "strad-bundle-echo (bundles/echo/wrangler.toml) [vars] STRAD_DEV_PROBES: STRAD_DEV_PROBES is a development switch",
+    ],
+    ["the gateway's dev routes", (r) => addVar(r, "wrangler.toml", 'STRAD_DEV_ROUTES = "1"'), "strad-gateway (wrangler.toml) [vars] STRAD_DEV_ROUTES: STRAD_DEV_ROUTES is a development switch"],
+    [
+      "a value of a .dev.vars.example",
+      (r) => addVar(r, "bundles/echo/wrangler.toml", 'LABEL = "dev-gmail-client-person"'),
+      "strad-bundle-echo (bundles/echo/wrangler.toml) [vars] LABEL: LABEL holds the development value of bundles/google/.dev.vars.example (GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID)",
+    ],
+    [
+      "the Gmail fake's URL",
+      (r) => addVar(r, "bundles/google/wrangler.toml", 'GMAIL_API_BASE_URL = "http://127.0.0.1:8789/gmail"'),
+      "strad-bundle-google (bundles/google/wrangler.toml) [vars] GMAIL_API_BASE_URL: GMAIL_API_BASE_URL points at a loopback host (http://127.0.0.1:8789)",
+    ],
+    [
+      "a loopback URL that is not a dev value",
+      (r) => addVar(r, "bundles/google/wrangler.toml", 'GMAIL_TOKEN_URL = "https://localhost/token"'),
+      "strad-bundle-google (bundles/google/wrangler.toml) [vars] GMAIL_TOKEN_URL: GMAIL_TOKEN_URL points at a loopback host (https://localhost)",
+    ],
+    [
+      "an http: URL in a list",
+      (r) => addVar(r, "bundles/google/wrangler.toml", 'GMAIL_ATTACHMENT_URL_PREFIXES = "https://files.corp.test/a/, http://files.corp.test/b/"'),
+      "strad-bundle-google (bundles/google/wrangler.toml) [vars] GMAIL_ATTACHMENT_URL_PREFIXES: GMAIL_ATTACHMENT_URL_PREFIXES is an http: URL (http://files.corp.test)",
+    ],
+    [
+      "a secret in plain [vars]",
+      (r) => addVar(r, "approvals/wrangler.toml", 'SESSION_SECRET = "a-production-looking-secret-value-0123456789"'),
+      "strad-approvals (approvals/wrangler.toml) [vars] SESSION_SECRET: SESSION_SECRET is a secret in plain [vars]",
+    ],
+    [
+      "a mount's credential in plain [vars]",
+      (r) => addVar(r, "bundles/google/wrangler.toml", 'GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN = "1//0abc"'),
+      "strad-bundle-google (bundles/google/wrangler.toml) [vars] GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN: GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN is a secret in plain [vars]",
+    ],
+    [
+      "a dev poll interval",
+      (r) => addVar(r, "bundles/echo/wrangler.toml", 'STRAD_POLL_INTERVAL_MS = "999"'),
+      "strad-bundle-echo (bundles/echo/wrangler.toml) [vars] STRAD_POLL_INTERVAL_MS: STRAD_POLL_INTERVAL_MS=999 is a development interval (production: unset, or at least 1000 ms)",
+    ],
+    [
+      "a dev keepalive",
+      (r) => addVar(r, "bundles/google/wrangler.toml", 'STRAD_KEEPALIVE_MS = "500"'),
+      "strad-bundle-google (bundles/google/wrangler.toml) [vars] STRAD_KEEPALIVE_MS: STRAD_KEEPALIVE_MS=500 is a development interval (production: unset, or at least 5000 ms)",
+    ],
+    [
+      "a missing Access audience",
+      (r) => edit(r, "approvals/wrangler.toml", (t) => t.replace(/^ACCESS_AUD = .*$/m, "")),
+      "strad-approvals (approvals/wrangler.toml) [vars] ACCESS_AUD: missing production setting",
+    ],
+    [
+      "a loopback approval prefix in the roster",
+      (r) => edit(r, "strad.config.yaml", (t) => t.replaceAll("https://approvals.example.com/", "http://127.0.0.1:8788/")),
+      "strad.config.yaml gateway.elicitation.allowedUrlPrefixes[0]: http://127.0.0.1:8788/api/v1/elicitations/session/ is on a loopback host",
+    ],
+    [
+      "an http: approval prefix in the roster",
+      (r) => edit(r, "strad.config.yaml", (t) => t.replaceAll("https://approvals.example.com/", "http://approvals.corp.test/")),
+      // The roster schema itself refuses it (R-CONF); the check reports the schema's words.
+      "strad.config.yaml servers[1].approvalUrlPrefixes[0]: prefix must be https (plain http only for a loopback host)",
+    ],
+    [
+      "a loopback remote server in the roster",
+      (r) => edit(r, "strad.config.yaml", (t) => `${t.trimEnd()}\n  - slug: remote\n    kind: remote-http\n    url: http://127.0.0.1:8789/remote/mcp\n    entitlements: [user]\n`),
+      "strad.config.yaml servers[2].url: http://127.0.0.1:8789/remote/mcp is on a loopback host",
+    ],
+    [
+      "a dev credential written into the roster",
+      (r) => edit(r, "strad.config.yaml", (t) => t.replace('"${APPROVALS_CF_ACCESS_CLIENT_SECRET}"', '"dev-access-client-secret-0123456789abcdef"')),
+      "strad.config.yaml servers[1].confirmationHeaders.CF-Access-Client-Secret: holds the development value of approvals/.dev.vars.example (ACCESS_CLIENT_SECRET)",
+    ],
+    [
+      "a roster env that overrides a config var",
+      (r) => {
+        addVar(r, "bundles/echo/wrangler.toml", 'GREETING = "hi"');
+        edit(r, "strad.config.yaml", (t) => t.replace("    path: /echo\n    entitlements: [user]\n", "    path: /echo\n    entitlements: [user]\n    env:\n      GREETING: hello\n"));
+      },
+      "strad-bundle-echo (bundles/echo/wrangler.toml) GREETING: the roster's servers[].env renders GREETING, which the config's [vars] already sets",
+    ],
+  ])("%s", (_what, plant, problem) => {
+    const root = copyTree();
+    expect(planDeploy(root).errors).toEqual([]);
+    plant(root);
+    const { errors } = planDeploy(root);
+    expect(errors).toEqual(expect.arrayContaining([expect.stringContaining(problem)]));
+  });
+
+  it("a gateway whose main is the dev entry builds the dev roster in, and the build check names it", () => {
+    const root = copyTree();
+    edit(root, "wrangler.toml", (t) => t.replace('main = "worker/index.ts"', 'main = "worker/dev.ts"'));
+    const gateway = planDeploy(root).workers.filter((w) => w.role === "gateway");
+    expect(gateway).toHaveLength(1);
+    expect(buildProblems(root, gateway)).toEqual([
+      "strad-gateway (wrangler.toml): the build holds the dev roster strad.dev.yaml; main must be worker/index.ts",
+      "strad-gateway (wrangler.toml): the build does not hold the production roster strad.config.yaml",
+    ]);
+  }, 60_000);
+
+  it("the script exits 1 and prints the problem on stderr", async () => {
+    const root = copyTree();
+    addVar(root, "approvals/wrangler.toml", 'DEV_MODE = "true"');
+    const r = await run(["--root", root, "--no-build"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("deploy:check FAILED");
+    expect(r.stderr).toContain("✗ strad-approvals (approvals/wrangler.toml) [vars] DEV_MODE: DEV_MODE is a development switch");
+  }, 60_000);
+});

@@ -1,0 +1,387 @@
+// Covers `npm run posture [roster] [--env <file>] [--json]` (scripts/posture.ts): run as a child process on both checked-in rosters (every slug, its verdict, callers, approval origins, deadlines), its JSON shape, each warning kind planted and absent, container-wide switches, --env, an invalid roster and an unknown flag.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { type PostureReport, type PostureWarning, postureFromText, postureOf, type SlugPosture } from "../../scripts/posture";
+import { channelTtlMs } from "../../worker/channel";
+import { parseRoster, type Roster } from "../../worker/roster";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+const dir = mkdtempSync(join(tmpdir(), "strad-posture-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Run = { status: number | null; stdout: string; stderr: string };
+
+/** Runs the script as `npm run posture` does; children run concurrently since each pays tsx's start-up. */
+function run(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(TSX, ["scripts/posture.ts", ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** Each run once, shared by the tests that read it. */
+const memo = new Map<string, Promise<Run>>();
+const once = (...args: string[]): Promise<Run> => {
+  const key = args.join("\u0000");
+  let r = memo.get(key);
+  if (r === undefined) {
+    r = run(...args);
+    memo.set(key, r);
+  }
+  return r;
+};
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function rosterOf(name: string): Roster {
+  const parsed = parseRoster(readFileSync(join(ROOT, name), "utf8"));
+  if (!parsed.ok) throw new Error(`${name} does not parse: ${JSON.stringify(parsed.errors)}`);
+  return parsed.roster;
+}
+
+const VERDICT_LINE = /^(\S+): (ASK|WAIVED|REFUSE|REFUSE-WHILE-UNSEEDED|UNGUARDED) {2}\((.+)\)$/gm;
+
+/** The slugs of the text output in order, each with its verdict. */
+function verdicts(stdout: string): [string, string][] {
+  return [...stdout.matchAll(VERDICT_LINE)].map((m) => [m[1] as string, m[2] as string]);
+}
+
+/** The text block of one slug: from its verdict line to the blank line after it. */
+function block(stdout: string, slug: string): string {
+  const found = stdout.split("\n\n").find((b) => b.startsWith(`${slug}: `));
+  if (found === undefined) throw new Error(`no block for ${slug} in:\n${stdout}`);
+  return found;
+}
+
+function bySlug(report: PostureReport, slug: string): SlugPosture {
+  const found = report.slugs.find((s) => s.slug === slug);
+  if (found === undefined) throw new Error(`no slug ${slug}`);
+  return found;
+}
+
+function report(yaml: string, env?: Record<string, string>): PostureReport {
+  const result = postureFromText(yaml, env === undefined ? {} : { env });
+  if (!result.ok) throw new Error(`the planted roster does not parse: ${JSON.stringify(result.errors)}`);
+  return result.report;
+}
+
+const kinds = (warnings: PostureWarning[]) => warnings.map((w) => w.kind);
+
+describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
+  it("with no argument it reads the production roster, and prints every slug of it in order with a verdict", async () => {
+    const r = await once();
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^roster: strad\.config\.yaml$/m);
+    const slugs = rosterOf("strad.config.yaml").servers.map((s) => s.slug);
+    expect(slugs.length).toBeGreaterThan(0);
+    expect(verdicts(r.stdout).map(([slug]) => slug)).toEqual(slugs);
+  });
+
+  it("production: gmail-rw-external asks, at approvals.example.com only, with the gateway's ttlMs; echo has no channel", async () => {
+    const r = await once();
+    expect(new Map(verdicts(r.stdout))).toEqual(
+      new Map([
+        ["echo", "REFUSE"],
+        ["gmail-rw-external", "ASK"],
+      ]),
+    );
+    const gmail = block(r.stdout, "gmail-rw-external");
+    expect(gmail).toMatch(/^ {2}approval origins: https:\/\/approvals\.example\.com$/m);
+    expect(gmail).toMatch(/^ {2}approval prefixes \(its approvalUrlPrefixes\): https:\/\/approvals\.example\.com\/api\/v1\/elicitations\/session\/$/m);
+    expect(gmail).toMatch(/^ {4}alice \(session, role user\): asked when it sends an X-Elicitation-Url/m);
+    expect(gmail).toContain(`timeoutMs: 600000; ttlMs handed to the bundle: ${channelTtlMs(600_000)}`);
+    expect(channelTtlMs(600_000)).toBe(585_000);
+    const echo = block(r.stdout, "echo");
+    expect(echo).toMatch(/why: no confirmations: true: the gateway forwards no approval channel, so its guarded tools refuse/);
+    expect(echo).toContain("approval: none");
+    expect(echo).toContain("ttlMs handed to the bundle: none (no channel)");
+    expect(r.stdout).toMatch(/^warnings: none$/m);
+  });
+
+  it("dev: every slug of strad.dev.yaml appears in order, each with the verdict its keys give", async () => {
+    const r = await once("strad.dev.yaml");
+    expect(r.status).toBe(0);
+    const roster = rosterOf("strad.dev.yaml");
+    const got = verdicts(r.stdout);
+    expect(got.map(([slug]) => slug)).toEqual(roster.servers.map((s) => s.slug));
+    // The verdict each slug's own keys call for, derived from the file rather than listed by hand.
+    const expected = roster.servers.map((s) => {
+      if (s.kind === "remote-http") return [s.slug, "UNGUARDED"];
+      if (s.skipConfirmations) return [s.slug, "WAIVED"];
+      if (!s.confirmations) return [s.slug, "REFUSE"];
+      const unseeded = Object.values(s.confirmationHeaders).some((v) => s.mayBeUnseeded.some((name) => v.includes(`\${${name}}`)));
+      return [s.slug, unseeded ? "REFUSE-WHILE-UNSEEDED" : "ASK"];
+    });
+    expect(got).toEqual(expected);
+    expect(new Set(got.map(([, v]) => v))).toEqual(new Set(["ASK", "WAIVED", "REFUSE", "REFUSE-WHILE-UNSEEDED", "UNGUARDED"]));
+  });
+
+  it("dev: echo-waived is WAIVED, echo-unseeded refuses while unseeded, echo has no channel, gmail-rw-external asks at 127.0.0.1:8788", async () => {
+    const r = await once("strad.dev.yaml");
+    const waived = block(r.stdout, "echo-waived");
+    expect(waived).toMatch(/^echo-waived: WAIVED /);
+    expect(waived).toContain("skipConfirmations: true: guarded tools act without asking anyone");
+    // The waiver rides on every call, a console caller's too (worker/channel.ts checks it first).
+    expect(waived).toMatch(/dev-console \(console, role user\).*: acts unasked$/m);
+    expect(waived).toContain("approval: none (the waiver asks nobody)");
+
+    const unseeded = block(r.stdout, "echo-unseeded");
+    expect(unseeded).toMatch(/^echo-unseeded: REFUSE-WHILE-UNSEEDED /);
+    expect(unseeded).toMatch(/why: confirmationHeaders\.CF-Access-Client-Id needs \$\{UNSEEDED_ACCESS_ID\}, listed in mayBeUnseeded: may be unseeded: refuses while unseeded/);
+
+    expect(block(r.stdout, "echo")).toMatch(/^echo: REFUSE [^\n]*\n {2}why: no confirmations: true: the gateway forwards no approval channel/);
+
+    const gmail = block(r.stdout, "gmail-rw-external");
+    expect(gmail).toMatch(/^gmail-rw-external: ASK /);
+    expect(gmail).toMatch(/^ {2}approval origins: http:\/\/127\.0\.0\.1:8788$/m);
+    expect(gmail).toContain("timeoutMs: 120000; ttlMs handed to the bundle: 105000");
+  });
+
+  it("dev: says who reaches a slug, with an admin holding every role and a console or grant caller refused a channel", async () => {
+    const r = await once("strad.dev.yaml");
+    const confirmed = block(r.stdout, "echo-confirmed");
+    expect(confirmed).toMatch(
+      /^ {4}dev-session \(session, role user\), dev-session-2 \(session, role user\): asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one$/m,
+    );
+    expect(confirmed).toMatch(/^ {4}dev-admin \(admin, holds every role\): asked when .*\(an admin is no exception\)$/m);
+    expect(confirmed).toMatch(/^ {4}dev-console \(console, role user\): refused: caller "dev-console" is a console caller and has no session to ask$/m);
+    expect(confirmed).toMatch(/^ {4}dev-grant \(grant, role user\): refused: caller "dev-grant" is a grant caller/m);
+    // dev-reader holds only "reader", which only echo lists.
+    expect(confirmed).not.toContain("dev-reader");
+    expect(block(r.stdout, "echo")).toContain("dev-reader (session, role reader)");
+    const remote = block(r.stdout, "remote-demo");
+    expect(remote).toMatch(/^remote-demo: UNGUARDED /);
+    expect(remote).toContain("remote-http: its tools are not the gateway's to guard. The gateway forwards no approval channel, no X-Elicitation-Url");
+    expect(remote).toContain("dev-admin (admin, holds every role)");
+  });
+
+  it("dev: warns of the scripted approver's prefix and of the edge credential shared by two approval origins, and nothing else", async () => {
+    const r = await once("strad.dev.yaml");
+    const warnings = r.stdout.slice(r.stdout.indexOf("\nwarnings:"));
+    expect(warnings).toMatch(/\[prefix-wider-than-route\] http:\/\/127\.0\.0\.1:8790\/scripted\/ does not end in the approval route/);
+    expect(warnings).toMatch(
+      /\[headers-to-several-origins\] the shared secrets APPROVALS_CF_ACCESS_CLIENT_ID, APPROVALS_CF_ACCESS_CLIENT_SECRET .* \(http:\/\/127\.0\.0\.1:8788, http:\/\/127\.0\.0\.1:8790\)/,
+    );
+    expect([...warnings.matchAll(/^ {2}\[([a-z-]+)\]/gm)].map((m) => m[1])).toEqual(["prefix-wider-than-route", "headers-to-several-origins"]);
+  });
+
+  it("--env names the unseeded secret: echo-unseeded refuses outright, and no value of the file is printed", async () => {
+    const env = file("dev.vars", `${readFileSync(join(ROOT, ".dev.vars.example"), "utf8")}\nUNRELATED="posture-must-not-print-this-value"\n`);
+    const r = await run("strad.dev.yaml", "--env", env);
+    expect(r.status).toBe(0);
+    expect(block(r.stdout, "echo-unseeded")).toMatch(/^echo-unseeded: REFUSE [^\n]*\n {2}why: .*confirmationHeaders of "echo-unseeded" need secret UNSEEDED_ACCESS_ID, which is not seeded/);
+    expect(block(r.stdout, "echo-confirmed")).toMatch(/^echo-confirmed: ASK /);
+    expect(r.stdout).toMatch(/^env: .*dev\.vars$/m);
+    expect(r.stdout).not.toContain("posture-must-not-print-this-value");
+    expect(r.stdout).not.toContain("dev-access-client-secret");
+  });
+
+  it("--json prints one document: every slug with verdict, callers, approval, timeoutMs and ttlMs, plus the warnings", async () => {
+    const [json, text] = await Promise.all([once("strad.dev.yaml", "--json"), once("strad.dev.yaml")]);
+    expect(json.status).toBe(0);
+    const doc = JSON.parse(json.stdout) as PostureReport & { roster: string; env: string | null };
+    expect(doc).toMatchObject({ roster: "strad.dev.yaml", env: null, envChecked: false, allowedUrlPrefixes: rosterOf("strad.dev.yaml").gateway.elicitation.allowedUrlPrefixes });
+    const roster = rosterOf("strad.dev.yaml");
+    expect(doc.slugs.map((s) => s.slug)).toEqual(roster.servers.map((s) => s.slug));
+    // The same verdicts as the text.
+    expect(doc.slugs.map((s) => [s.slug, s.verdict])).toEqual(verdicts(text.stdout));
+    for (const s of doc.slugs) {
+      expect(Object.keys(s).sort()).toEqual(["approval", "callers", "kind", "reasons", "slug", "target", "timeoutMs", "ttlMs", "verdict"]);
+      const server = roster.servers.find((x) => x.slug === s.slug);
+      expect(s.timeoutMs).toBe(server?.timeoutMs);
+      expect(s.ttlMs).toBe(server?.kind === "bundle" && (server.confirmations || server.skipConfirmations) ? channelTtlMs(server.timeoutMs) : null);
+    }
+    expect(bySlug(doc, "gmail-rw-external").approval).toEqual({
+      from: "approvalUrlPrefixes",
+      origins: ["http://127.0.0.1:8788"],
+      prefixes: ["http://127.0.0.1:8788/api/v1/elicitations/session/"],
+    });
+    expect(bySlug(doc, "echo").approval).toBeNull();
+    expect(bySlug(doc, "echo").callers.map((c) => c.id)).toEqual(["dev-session", "dev-session-2", "dev-admin", "dev-console", "dev-grant", "dev-reader"]);
+    expect(bySlug(doc, "echo-brief").ttlMs).toBe(4500);
+    expect(doc.warnings.map((w) => Object.keys(w).sort())).toEqual(doc.warnings.map(() => ["kind", "message", "slugs"]));
+    expect(doc.warnings.find((w) => w.kind === "prefix-wider-than-route")?.slugs).toEqual(["echo-unseeded", "gmail-brief", "echo-scripted", "echo-scripted-brief", "gmail-scripted"]);
+  });
+});
+
+describe.concurrent("refusals of the script itself", { timeout: 60_000 }, () => {
+  it("an invalid roster prints every schema error as <path>: <message> and exits 1", async () => {
+    const bad = file("bad.yaml", "servers:\n  - slug: a\n    kind: bundle\n    entitlements: [u]\n    confirmations: true\n    skipConfirmations: true\n");
+    const r = await run(bad);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trimEnd().split("\n")).toEqual([
+      "servers[0].bundle: a bundle server needs bundle: <service binding name>",
+      "servers[0].path: a bundle server needs path: /<mount path>",
+      "servers[0].skipConfirmations: confirmations and skipConfirmations are both true; strad will not pick one for you",
+    ]);
+    expect(await run(bad, "--json")).toMatchObject({ status: 1, stdout: "" });
+  });
+
+  it.each([
+    ["an unknown flag", ["--jsn"]],
+    ["--env without a file", ["--env"]],
+    ["two rosters", ["a.yaml", "b.yaml"]],
+  ])("refuses %s with the usage on stderr and exit 1", async (_what, args) => {
+    const r = await run(...args);
+    expect(r).toMatchObject({ status: 1, stdout: "", stderr: "usage: npm run posture [roster] [--env <dotenv file>] [--json]\n" });
+  });
+
+  it("a missing roster or env file is named and exits 1", async () => {
+    const missing = join(dir, "nope.yaml");
+    expect(await run(missing)).toMatchObject({ status: 1, stderr: `${missing}: cannot read the file (ENOENT)\n` });
+    expect(await run("strad.dev.yaml", "--env", missing)).toMatchObject({ status: 1, stderr: `${missing}: cannot read the file (ENOENT)\n` });
+  });
+});
+
+const PREFIX = "https://approvals.example.com/api/v1/elicitations/session/";
+/** A small roster: one session caller, one asking slug under `prefixes`, and whatever `more` adds. */
+function planted(opts: { prefixes?: string[]; ask?: string; more?: string } = {}): string {
+  const prefixes = opts.prefixes ?? [PREFIX];
+  return `gateway:
+  elicitation:
+    allowedUrlPrefixes: [${prefixes.join(", ")}]
+callers:
+  - { id: s, kind: session, roles: [user], tokenSecret: TOKEN_S }
+servers:
+  - slug: ask
+    kind: bundle
+    bundle: GOOGLE
+    path: /gmail-rw-external
+    entitlements: [user]
+    confirmations: true
+${opts.ask ?? ""}${opts.more ?? ""}`;
+}
+const remote = (url: string) => `  - slug: far\n    kind: remote-http\n    url: ${url}\n    entitlements: [user]\n`;
+const TWO_ORIGINS = ["https://a.example.com/api/v1/elicitations/session/", "https://b.example.com/api/v1/elicitations/session/"];
+const sharedHeaders = (slug: string, prefix: string) =>
+  `  - slug: ${slug}\n    kind: bundle\n    bundle: ECHO\n    path: /echo-confirmed\n    entitlements: [user]\n    confirmations: true\n    approvalUrlPrefixes: [${prefix}]\n    confirmationHeaders:\n      CF-Access-Client-Secret: "\${EDGE_SECRET}"\n`;
+const twoServices = `${sharedHeaders("one", TWO_ORIGINS[0] as string)}${sharedHeaders("two", TWO_ORIGINS[1] as string)}`;
+
+describe("each warning kind, planted and absent", () => {
+  it.each([
+    ["whole-host", planted({ prefixes: ["https://approvals.example.com/"] }), planted()],
+    ["prefix-wider-than-route", planted({ prefixes: ["https://approvals.example.com/api/"] }), planted({ prefixes: ["https://approvals.example.com/tenant-a/api/v1/elicitations/session/"] })],
+    ["plain-http", planted({ more: remote("http://mcp.example.com/mcp") }), planted({ more: `${remote("https://mcp.example.com/mcp")}${remote("http://127.0.0.1:9/mcp").replace("far", "near")}` })],
+    ["headers-to-several-origins", planted({ prefixes: TWO_ORIGINS, more: twoServices }), planted({ prefixes: TWO_ORIGINS, more: sharedHeaders("one", TWO_ORIGINS[0] as string) })],
+  ])("%s: warned when planted, not otherwise", (kind, bad, good) => {
+    const warned = report(bad).warnings.filter((w) => w.kind === kind);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]?.message.length).toBeGreaterThan(20);
+    expect(report(good).warnings).toEqual([]);
+  });
+
+  it("whole-host and prefix-wider-than-route name the prefix and every slug sent under it", () => {
+    const r = report(planted({ prefixes: ["https://approvals.example.com/"], more: sharedHeaders("other", "https://approvals.example.com/") }));
+    expect(r.warnings).toEqual([
+      {
+        kind: "whole-host",
+        slugs: ["ask", "other"],
+        message: expect.stringMatching(/^https:\/\/approvals\.example\.com\/ is a whole host: slugs ask, other may be aimed at any path of https:\/\/approvals\.example\.com/),
+      },
+    ]);
+  });
+
+  it("plain-http names the remote slug and its origin; a loopback url is not warned", () => {
+    const r = report(planted({ more: remote("http://mcp.example.com:8080/mcp") }));
+    expect(r.warnings).toEqual([{ kind: "plain-http", slugs: ["far"], message: expect.stringContaining("slug far reaches http://mcp.example.com:8080 over plain http") }]);
+    expect(report(planted({ more: remote("http://[::1]:9/mcp") })).warnings).toEqual([]);
+  });
+
+  it("headers-to-several-origins: a shared secret stops being warned once each slug seeds its own <SLUG>__ name", () => {
+    const yaml = planted({ prefixes: TWO_ORIGINS, more: twoServices });
+    expect(report(yaml).warnings[0]).toMatchObject({ kind: "headers-to-several-origins", slugs: ["one", "two"], message: expect.stringContaining("EDGE_SECRET") });
+    expect(kinds(report(yaml, { EDGE_SECRET: "x", TOKEN_S: "0123456789abcdef" }).warnings)).toEqual(["headers-to-several-origins"]);
+    expect(report(yaml, { ONE__EDGE_SECRET: "x", TWO__EDGE_SECRET: "y", TOKEN_S: "0123456789abcdef" }).warnings).toEqual([]);
+  });
+
+  it("headers-to-several-origins: one slug whose own prefixes span origins (the schema refuses it; the backstop still says so)", () => {
+    const yaml = planted({ prefixes: TWO_ORIGINS, ask: '    confirmationHeaders:\n      CF-Access-Client-Id: "${EDGE_ID}"\n' });
+    const parsed = postureFromText(yaml);
+    expect(parsed.ok).toBe(false);
+    // Past the schema, as a roster built by hand would be.
+    const roster = rosterOf("strad.config.yaml");
+    const ask = { ...(roster.servers[1] as Roster["servers"][number]), approvalUrlPrefixes: TWO_ORIGINS };
+    const r = postureOf({ ...roster, gateway: { ...roster.gateway, elicitation: { allowedUrlPrefixes: TWO_ORIGINS } }, servers: [ask] });
+    expect(r.warnings).toEqual([{ kind: "headers-to-several-origins", slugs: ["gmail-rw-external"], message: expect.stringContaining("may go to 2 origins") }]);
+  });
+
+  it("gateway-refuses-all: with --env, a secret not in mayBeUnseeded left unseeded stops the gateway, and every slug refuses", () => {
+    const yaml = planted({ ask: '    confirmationHeaders:\n      CF-Access-Client-Id: "${EDGE_ID}"\n' });
+    const r = report(yaml, { TOKEN_S: "0123456789abcdef" });
+    expect(r.warnings).toEqual([{ kind: "gateway-refuses-all", slugs: ["ask"], message: expect.stringContaining("servers[0].confirmationHeaders.CF-Access-Client-Id: secret EDGE_ID is not seeded") }]);
+    expect(r.slugs.map((s) => s.verdict)).toEqual(["REFUSE"]);
+    const seeded = report(yaml, { TOKEN_S: "0123456789abcdef", ASK__EDGE_ID: "x" });
+    expect(seeded.warnings).toEqual([]);
+    expect(seeded.slugs.map((s) => s.verdict)).toEqual(["ASK"]);
+  });
+});
+
+describe("what decides a verdict", () => {
+  const refusing = /every guarded tool of the bundle refuses, waiver included/;
+  it.each([
+    ["ELICITATION_ENABLED: 'false'", "REFUSE", "REFUSE", refusing],
+    ["ELICITATION_ENABLED: 'yes'", "REFUSE", "REFUSE", refusing],
+    ["ELICITATION_REQUEST_URL: https://elsewhere.example.com/", "REFUSE", "REFUSE", refusing],
+    ["ELICITATION_POLL_URL: https://elsewhere.example.com/", "REFUSE", "REFUSE", refusing],
+    ["ELICITATION_ENABLED: 'true'", "ASK", "WAIVED", /^skipConfirmations: true: guarded tools act without asking anyone/],
+  ])("a bundle env of %s gives its asking slug %s and its waived slug %s, and leaves another bundle alone", (env, asking, waived, why) => {
+    const yaml = planted({
+      ask: `    env:\n      ${env}\n`,
+      more: "  - slug: waived\n    kind: bundle\n    bundle: GOOGLE\n    path: /gmail-agent\n    entitlements: [user]\n    skipConfirmations: true\n",
+    });
+    const other = "  - slug: other\n    kind: bundle\n    bundle: ECHO\n    path: /echo-waived\n    entitlements: [user]\n    skipConfirmations: true\n";
+    const r = report(yaml + other);
+    expect(r.slugs.map((s) => [s.slug, s.verdict])).toEqual([
+      ["ask", asking],
+      ["waived", waived],
+      ["other", "WAIVED"],
+    ]);
+    expect(bySlug(r, "waived").reasons.join("\n")).toMatch(why);
+  });
+
+  it("a per-slug <SLUG>__ELICITATION_ENABLED is not a container switch: the bundle reads the bare name only", () => {
+    expect(report(planted({ ask: "    env:\n      ASK__ELICITATION_ENABLED: 'false'\n" })).slugs[0]?.verdict).toBe("ASK");
+  });
+
+  it("an empty allowlist makes a confirmations slug refuse, saying so", () => {
+    const r = report(planted({ prefixes: [] }));
+    expect(r.slugs[0]).toMatchObject({ verdict: "REFUSE", approval: { origins: [], prefixes: [] } });
+    expect(r.slugs[0]?.reasons.join("\n")).toContain("gateway.elicitation.allowedUrlPrefixes is empty");
+  });
+
+  it("a mayBeUnseeded upstream header makes a waived slug refuse while unseeded (outright once --env leaves it unseeded), and a remote one fail", () => {
+    const yaml = planted({
+      more: `  - slug: w\n    kind: bundle\n    bundle: ECHO\n    path: /echo-waived\n    entitlements: [user]\n    skipConfirmations: true\n    headers: { X-Key: "\${W_KEY}" }\n    mayBeUnseeded: [W_KEY]\n${remote("https://mcp.example.com/mcp")}    headers: { Authorization: "Bearer \${R_KEY}" }\n    mayBeUnseeded: [R_KEY]\n`,
+    });
+    const r = report(yaml);
+    expect(bySlug(r, "w").verdict).toBe("REFUSE-WHILE-UNSEEDED");
+    expect(bySlug(r, "w").reasons.join("\n")).toMatch(
+      /headers\.X-Key needs \$\{W_KEY\}, listed in mayBeUnseeded: may be unseeded: refuses while unseeded \(every call to this slug, tools\/list too, fails/,
+    );
+    expect(bySlug(r, "far").verdict).toBe("UNGUARDED");
+    expect(bySlug(r, "far").reasons.join("\n")).toContain("headers.Authorization needs ${R_KEY}");
+    // With an env file that leaves them unseeded: the waived slug refuses outright, naming both names it looked for.
+    const seeded = report(yaml, { TOKEN_S: "0123456789abcdef" });
+    expect(bySlug(seeded, "w").verdict).toBe("REFUSE");
+    expect(bySlug(seeded, "w").reasons.join("\n")).toContain("headers.X-Key needs ${W_KEY}, which is unseeded (neither W__W_KEY nor W_KEY is set): every call to this slug, tools/list too, fails");
+    expect(bySlug(seeded, "far").verdict).toBe("UNGUARDED");
+  });
+
+  it("with --env, a caller whose token secret is unseeded is said to be left out", () => {
+    const r = report(planted(), {});
+    expect(r.slugs[0]?.callers).toEqual([{ id: "s", kind: "session", via: "role user", guarded: expect.stringMatching(/^asked when/), leftOut: expect.stringContaining("TOKEN_S is unseeded") }]);
+  });
+});
