@@ -17,7 +17,7 @@ export async function identifyPerson(request: Request, settings: Settings): Prom
   if (settings.devMode) {
     // A dev config deployed by mistake must not leave every session answerable by anyone.
     if (!reachedLoopback(request)) {
-      return { ok: false, status: 503, reason: "DEV_MODE is on but this request did not reach a loopback host; deploy with --env production" };
+      return { ok: false, status: 503, reason: "DEV_MODE is on but this request did not reach a loopback host; DEV_MODE belongs in .dev.vars only (npm run deploy:check fails on it)" };
     }
     return { ok: true, identity: DEV_IDENTITY, devMode: true };
   }
