@@ -1,12 +1,13 @@
-// What a create request must look like (docs/rules.md R-APPR-8): form mode, a message of at most 4 KiB, a flat
+// What a create request must look like (docs/rules.md R-APPR-8): form mode, a message of at most 48 KiB, a flat
 // object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
 // Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
 import { z } from "zod";
-import { META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
+import { MAX_PROMPT_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
 
 export { REQUEST_ID };
 
-export const MAX_MESSAGE_BYTES = 4096;
+/** The kit's own cap (contract/elicitation.ts): whatever prompt a bundle can legally build, the service takes and shows whole (docs/rules.md R-LIMIT-1). */
+export const MAX_MESSAGE_BYTES = MAX_PROMPT_BYTES;
 export const MAX_TTL_MS = 24 * 3600 * 1000;
 /** Clock skew tolerated on the 24-hour bound; the past is refused outright. */
 export const EXPIRY_SKEW_MS = 60_000;

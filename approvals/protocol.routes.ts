@@ -4,7 +4,7 @@
 // Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.
 import { Hono, type MiddlewareHandler } from "hono";
 import { APPROVER_META_KEY } from "../contract/channel";
-import { META_EXPIRES_AT, META_REQUEST_ID } from "../contract/elicitation";
+import { MAX_CREATE_BODY_BYTES, META_EXPIRES_AT, META_REQUEST_ID } from "../contract/elicitation";
 import { type AppEnv, jsonError, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
@@ -14,7 +14,8 @@ import { secretEquals, sessionFromToken } from "./tokens";
 export const PROTOCOL_BASE = "/api/v1/elicitations/session";
 /** The longest a poll carrying `Prefer: wait` is held. */
 export const MAX_WAIT_S = 25;
-const MAX_CREATE_BYTES = 64 * 1024;
+/** Any JSON encoding of the largest message the service takes, and its envelope (contract/elicitation.ts, docs/rules.md R-LIMIT-2). */
+export const MAX_CREATE_BYTES = MAX_CREATE_BODY_BYTES;
 
 /** RFC 7240 `Prefer: wait=<seconds>`, possibly beside other preferences; undefined when absent. */
 export function preferredWait(header: string | null): number | undefined {

@@ -10,6 +10,29 @@
 // body (docs/rules.md R-BODY-8).
 
 export type Capped<T> = { ok: true; value: T } | { ok: false; tooLarge: boolean };
+/** A text body and the bytes it was read from (its declared length, or what was counted). */
+export type CappedText = { ok: true; value: string; bytes: number } | { ok: false; tooLarge: boolean };
+
+/** What the gateway reads of a caller's request unless the slug says otherwise (roster `maxRequestBytes`). */
+export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+/** The smallest `maxRequestBytes` a slug may set: room for any ordinary call. */
+export const MIN_MAX_REQUEST_BYTES = 64 * 1024;
+/**
+ * The largest `maxRequestBytes` a slug may set (docs/rules.md R-LIMIT-4). Cloudflare refuses request bodies
+ * only past 100 MB (Free and Pro plans; more on Business and Enterprise), so what binds is an isolate's 128 MB
+ * of memory, shared by every request it serves at once: the gateway holds a body about four times over (read,
+ * parsed, re-serialised for the hop, encoded), and the Gmail bundle about eight in the course of a send (read,
+ * parsed, base64-decoded, MIME-encoded, line-wrapped, as bytes), so 8 MiB costs a send some 70 MB, about half an
+ * isolate. Larger files go by URL attachment, which never crosses the gateway.
+ */
+export const MAX_REQUEST_BYTES_CEILING = 8 * 1024 * 1024;
+/**
+ * What the gateway may add to a caller's body when it forwards it: its own `_meta` (the approval URL, at most
+ * 2,048 characters; the slug's confirmationHeaders; the call's record; the caller's id) and the hop's framing.
+ */
+export const GATEWAY_META_ALLOWANCE_BYTES = 64 * 1024;
+/** What a bundle reads of the gateway's request: the largest caller body any slug may allow, and the gateway's own additions. */
+export const MAX_FORWARDED_BODY_BYTES = MAX_REQUEST_BYTES_CEILING + GATEWAY_META_ALLOWANCE_BYTES;
 
 /**
  * The body's declared length, when it has a well-formed one. Such a body is read natively rather than by a JS
@@ -105,19 +128,26 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** The same, decoded as UTF-8 (invalid sequences replaced unless `fatal`, which turns them into a failure). */
 export async function readCappedText(message: Request | Response, maxBytes: number, fatal = false): Promise<Capped<string>> {
+  const text = await readCountedText(message, maxBytes, fatal);
+  return text.ok ? { ok: true, value: text.value } : text;
+}
+
+/** readCappedText, and how many bytes the text was read from: what a cap that depends on the message is held to (docs/rules.md R-LIMIT-4). */
+export async function readCountedText(message: Request | Response, maxBytes: number, fatal = false): Promise<CappedText> {
   const declared = declaredLength(message);
   if (!fatal && declared !== undefined && declared <= maxBytes && message.body !== null) {
     // Decoded natively; a decoded string never has more UTF-16 units than the bytes it came from.
-    return readDeclared(
+    const text = await readDeclared(
       () => message.text(),
-      (text) => text.length,
+      (value) => value.length,
       declared,
     );
+    return text.ok ? { ok: true, value: text.value, bytes: declared } : text;
   }
   const bytes = await readCappedBytes(message, maxBytes);
   if (!bytes.ok) return bytes;
   try {
-    return { ok: true, value: (fatal ? strictUtf8 : lenientUtf8).decode(bytes.value) };
+    return { ok: true, value: (fatal ? strictUtf8 : lenientUtf8).decode(bytes.value), bytes: bytes.value.byteLength };
   } catch {
     return { ok: false, tooLarge: false };
   }

@@ -1,19 +1,26 @@
 // `npm run check-config [file] [--root <dir>]`: validates a roster offline (default strad.config.yaml) with the
 // same schema the Worker loads, then against the tree it deploys with (this repository, or --root): every
 // bundle server's binding must be one of the gateway's [[services]], that service must be a bundle folder's
-// Worker, and the bundle's bundle.json must list the server's path. Prints every error as "<path>: <message>".
-// Exit 0 and "ok", or exit 1. The gateway itself cannot see bundle folders, so this rule lives here.
+// Worker, and the bundle must serve the server's path (a path its bundle.json lists, or, for a "per-slug"
+// bundle, `/<slug>` of a server on it), and a tool-group setting in a server's env must name groups its bundle
+// declares and be one its mount reads. Prints every error as "<path>: <message>". Exit 0 and "ok", or exit 1.
+// The gateway itself cannot see bundle folders, so these rules live here.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
+import { type ToolGroupSpec, toolGroupsFor } from "../bundles/kit/tool-groups";
+import { slugNamespace } from "../contract/slug";
 import { parseRoster, type Roster, type RosterError, ServerSchema } from "../worker/roster";
 // @ts-expect-error: plain ESM helper without types
 import { gatewayServices } from "./bundle-tree.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "./workers.mjs";
 
-export type Manifest = { ok: true; mounts: readonly string[]; secrets: readonly string[] } | { ok: false; problems: string[] };
+/** bundle.json's `mounts` for a bundle serving `/<slug>` for every slug with credentials of its own (PER_SLUG in bundles/kit/mount.ts). */
+export const PER_SLUG = "per-slug";
+
+export type Manifest = { ok: true; mounts: readonly string[] | typeof PER_SLUG; secrets: readonly string[]; toolGroups?: ToolGroupSpec } | { ok: false; problems: string[] };
 
 /** What the roster's bundle servers are checked against: the gateway's service bindings and the bundle folders. */
 export interface BundleTree {
@@ -22,22 +29,46 @@ export interface BundleTree {
 }
 
 const MANIFEST = "bundle.json";
+const NAME = /^[A-Z][A-Z0-9_]*$/;
+const GROUP = /^[a-z][a-z0-9_]*$/;
+const TOOL = /^[A-Za-z0-9_.-]{1,128}$/;
 /**
  * A mount is written as a roster path is: the manifest reuses the roster's own rule for it. Strict, so a key
- * added later (say, "a mount per roster slug bound to me") is added here and in serveBundle at once.
+ * added later is added here and in serveBundle (bundles/kit/mount.ts) at once.
  */
-const ManifestSchema = z.strictObject({
-  mounts: z
-    .array(ServerSchema.shape.path.unwrap())
-    .min(1, "must list at least one mount")
-    .refine((mounts) => new Set(mounts).size === mounts.length, "lists a mount twice"),
-  // The credentials each mount reads from its own namespace (<MOUNT>__NAME, contract/slug.ts): `npm run
-  // deploy:check` lists one `wrangler secret put` per mount the roster uses.
-  secrets: z
-    .array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must be an upper-case variable name"))
-    .refine((names) => names.every((n) => !n.includes("__")), 'a secret name holds no "__": the mount\'s namespace is added to it')
-    .default([]),
-});
+const ManifestSchema = z
+  .strictObject({
+    // Every mount path the bundle serves, or "per-slug": `/<slug>` for each slug whose `secrets` are all set
+    // under its own namespace (docs/rules.md R-GMAIL-3).
+    mounts: z.union([
+      z
+        .array(ServerSchema.shape.path.unwrap())
+        .min(1, "must list at least one mount")
+        .refine((mounts) => new Set(mounts).size === mounts.length, "lists a mount twice"),
+      z.literal(PER_SLUG),
+    ]),
+    // The credentials each mount reads from its own namespace (<MOUNT>__NAME, contract/slug.ts): `npm run
+    // deploy:check` lists one `wrangler secret put` per mount the roster uses.
+    secrets: z
+      .array(z.string().regex(NAME, "must be an upper-case variable name"))
+      .refine((names) => names.every((n) => !n.includes("__")), 'a secret name holds no "__": the mount\'s namespace is added to it')
+      .default([]),
+    // Which tools each mount serves, from its own <MOUNT>__<variable> (bundles/kit/tool-groups.ts).
+    toolGroups: z
+      .strictObject({
+        variable: z
+          .string()
+          .regex(NAME, "must be an upper-case variable name")
+          .refine((n) => !n.includes("__"), 'holds no "__": the mount\'s namespace is added to it'),
+        default: z.string(),
+        groups: z
+          .record(z.string().regex(GROUP, "must be a lower-case group name"), z.array(z.string().regex(TOOL, "must be a tool name")).min(1, "must list at least one tool"))
+          .refine((groups) => Object.keys(groups).length > 0, "must declare at least one group"),
+      })
+      .refine((spec) => Object.hasOwn(spec.groups, spec.default), { message: "default must be one of its groups", path: ["default"] })
+      .optional(),
+  })
+  .refine((m) => m.mounts !== PER_SLUG || m.secrets.length > 0, { message: `a "${PER_SLUG}" bundle lists in secrets the credentials that give a slug its mount`, path: ["secrets"] });
 
 /** A bundle's bundle.json, read and checked; its problems name the field, never more of the file than that. */
 export function parseManifest(text: string | undefined): Manifest {
@@ -49,7 +80,10 @@ export function parseManifest(text: string | undefined): Manifest {
     return { ok: false, problems: [`${MANIFEST} is not valid JSON`] };
   }
   const parsed = ManifestSchema.safeParse(data);
-  if (parsed.success) return { ok: true, mounts: parsed.data.mounts, secrets: parsed.data.secrets };
+  if (parsed.success) {
+    const { mounts, secrets, toolGroups } = parsed.data;
+    return { ok: true, mounts, secrets, ...(toolGroups === undefined ? {} : { toolGroups }) };
+  }
   return { ok: false, problems: parsed.error.issues.map((i) => `${MANIFEST}${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")}: ${i.message}`) };
 }
 
@@ -98,11 +132,46 @@ export function checkBundles(roster: Roster, tree: BundleTree): RosterError[] {
       errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path} on ${where}, whose ${MANIFEST} does not list its mounts` });
       return;
     }
-    if (!bundle.manifest.mounts.includes(s.path)) {
-      errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path}, which ${where} does not serve; its ${MANIFEST} lists ${bundle.manifest.mounts.join(", ")}` });
+    const manifest = bundle.manifest;
+    if (manifest.mounts === PER_SLUG) {
+      // `/<slug>` of a server on the same Worker: its own, or one it shares (gmail-scripted on /gmail-rw-external).
+      const own = roster.servers.filter((t) => t.kind === "bundle" && t.bundle !== undefined && bindings.get(t.bundle) === service).map((t) => `/${t.slug}`);
+      if (!own.includes(s.path)) {
+        errors.push({
+          path: `servers[${i}].path`,
+          message: `${slug} mounts ${s.path}, which ${where} does not serve: its ${MANIFEST} serves a mount per slug, at /<slug> of a server on it (here ${own.join(", ")}), for a slug with credentials of its own`,
+        });
+      }
+    } else if (!manifest.mounts.includes(s.path)) {
+      errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path}, which ${where} does not serve; its ${MANIFEST} lists ${manifest.mounts.join(", ")}` });
     }
+    if (manifest.toolGroups !== undefined) errors.push(...checkToolGroups(s, i, manifest.toolGroups));
   });
   errors.push(...checkWaivedMounts(roster, bindings));
+  return errors;
+}
+
+/**
+ * A server's tool-group setting (`<SLUG>__<variable>`, or the bare name the roster renders as it): it must name
+ * groups the bundle declares, and the slug must be on its own mount (`/<slug>`), the one mount that reads it;
+ * a slug sharing another's path has that mount's groups (docs/rules.md R-GMAIL-2). Never repeats the value.
+ */
+export function checkToolGroups(s: Roster["servers"][number], i: number, spec: ToolGroupSpec): RosterError[] {
+  const errors: RosterError[] = [];
+  const own = `${slugNamespace(s.slug)}${spec.variable}`;
+  for (const [name, value] of Object.entries(s.env)) {
+    if (name !== own && name !== spec.variable) continue;
+    const where = `servers[${i}].env.${name}`;
+    const groups = toolGroupsFor(spec, s.slug, { [own]: value });
+    if (!groups.ok) errors.push({ path: where, message: groups.reason.replace(own, name) });
+    if (s.path !== `/${s.slug}`) {
+      const read = `${slugNamespace((s.path ?? "/").slice(1))}${spec.variable}`;
+      errors.push({
+        path: where,
+        message: `slug "${s.slug}" mounts ${s.path}, whose tool groups come from ${read} (set by the slug on that mount); ${own} is read by no mount`,
+      });
+    }
+  }
   return errors;
 }
 

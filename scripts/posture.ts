@@ -1,13 +1,15 @@
 // `npm run posture [roster] [--env <file>] [--json]`: what each slug of a roster does with its guarded tools
 // (ASK a person, act WAIVED, REFUSE) and why, which callers reach it, where its approval requests may go, the
-// deadlines the gateway sets, and warnings about approval prefixes and edge credentials. Default roster:
+// deadlines the gateway sets, the tool groups its mount serves (a bundle whose bundle.json declares toolGroups,
+// e.g. Gmail's GMAIL_ENABLED_TOOLGROUPS), and warnings about approval prefixes and edge credentials. Default roster:
 // strad.config.yaml (the production one). `--env` names a dotenv file (.dev.vars, or the secrets a deploy
 // seeds) so that unseeded `${VAR}`s are named. Values from it are never printed, only variable names.
 //
 // The verdicts come from the gateway's own code, not a second reading of the rules: worker/channel.ts builds the
 // channel a probe call would get (and channelTtlMs its deadline), worker/auth.ts decides who is entitled,
 // worker/roster.ts resolves `${VAR}`s and checks seeding, bundles/kit/posture.ts reads the bundle's
-// container-wide switches from the env scripts/roster-env.mjs renders for it.
+// container-wide switches and bundles/kit/tool-groups.ts a mount's tool groups from the env
+// scripts/roster-env.mjs renders for it.
 //
 // Warnings (kinds):
 //   whole-host                an approval prefix whose path is "/": the edge credential goes to the whole host.
@@ -25,6 +27,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { elicitationPosture } from "../bundles/kit/posture";
+import { type ToolGroupSpec, toolGroupsFor } from "../bundles/kit/tool-groups";
+import { ignoredVariables, provisioningPosture } from "../bundles/onepassword/onepassword.confirm";
 import type { CallRef } from "../contract/channel";
 import { slugNamespace } from "../contract/slug";
 import { isLoopbackHost } from "../contract/url-policy";
@@ -33,6 +37,7 @@ import { buildChannel, channelTtlMs, isGated } from "../worker/channel";
 import { checkSeeded, parseRoster, type Roster, type RosterError, refsIn, resolveRefs, type ServerEntry } from "../worker/roster";
 // @ts-expect-error: plain ESM helper without types
 import { gatewayServices } from "./bundle-tree.mjs";
+import { readBundleTree } from "./check-config";
 // @ts-expect-error: plain ESM helper without types
 import { renderBundleEnv } from "./roster-env.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -64,7 +69,15 @@ export interface SlugPosture {
   timeoutMs: number;
   /** What the gateway hands the bundle on the channel; null when it forwards none. */
   ttlMs: number | null;
+  /** The tool groups its mount serves, read as the bundle reads them; null for a server whose bundle declares none. */
+  toolGroups: SlugToolGroups | null;
 }
+
+export type SlugToolGroups =
+  /** `declared`: the mount's variable is set; otherwise its bundle's default. `tools`: what the mount lists. */
+  | { variable: string; declared: boolean; groups: string[]; tools: string[] }
+  /** The setting names no group: the mount serves no tool and refuses every request. */
+  | { variable: string; refused: string };
 
 export interface PostureWarning {
   kind: WarningKind;
@@ -85,6 +98,8 @@ export interface PostureOptions {
   env?: Record<string, string>;
   /** A roster binding's service name (from wrangler.toml), so that two bindings of one Worker share one env. */
   serviceOf?: (binding: string) => string | undefined;
+  /** The tool groups the bundle behind a binding declares (its bundle.json), if any. */
+  toolGroupsOf?: (binding: string) => ToolGroupSpec | undefined;
 }
 
 export type PostureResult = { ok: true; report: PostureReport } | { ok: false; errors: RosterError[] };
@@ -152,6 +167,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
     const channelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: probeUrl(s, roster), roster, env, call: PROBE_CALL });
     const reasons: string[] = [];
     let verdict: Verdict;
+    let toolGroups: SlugToolGroups | null = null;
     if (s.kind === "remote-http") {
       verdict = "UNGUARDED";
       reasons.push(REMOTE);
@@ -170,13 +186,24 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
         verdict = "ASK";
         reasons.push("confirmations: true: a guarded call asks the person at the caller's X-Elicitation-Url (held to the approval prefixes below); a call without one is refused");
       }
-      const posture = elicitationPosture(rendered.vars.get(serviceOf(s.bundle as string)) ?? {});
+      const bundleEnv = rendered.vars.get(serviceOf(s.bundle as string)) ?? {};
+      const posture = elicitationPosture(bundleEnv);
       if (!posture.ok) {
         // The channel still goes out; the bundle refuses it, so the channel's own sentence would mislead.
         if (verdict === "ASK" || verdict === "WAIVED") reasons[0] = `${s.confirmations ? "confirmations" : "skipConfirmations"}: true, so the gateway forwards a channel, but the bundle refuses it`;
         verdict = "REFUSE";
         reasons.push(`${posture.reason} (servers[].env of bundle ${s.bundle}): every guarded tool of the bundle refuses, waiver included`);
       }
+      const spec = options.toolGroupsOf?.(s.bundle as string);
+      if (spec !== undefined) {
+        const read = toolGroupsFor(spec, (s.path as string).slice(1), bundleEnv);
+        toolGroups = read.ok ? { variable: read.variable, declared: read.declared, groups: [...read.groups], tools: [...read.tools] } : { variable: read.variable, refused: read.reason };
+        if (!read.ok) {
+          verdict = "REFUSE";
+          reasons.push(`its mount serves no tool and refuses every request: ${read.reason}`);
+        }
+      }
+      if (isOnePassword(s, serviceOf)) reasons.push(...onePasswordReasons(s, verdict, bundleEnv));
     }
 
     for (const ref of refsOf(s)) {
@@ -227,6 +254,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
       approval,
       timeoutMs: s.timeoutMs,
       ttlMs: isGated(s) ? channelTtlMs(s.timeoutMs) : null,
+      toolGroups,
     };
   });
 
@@ -234,6 +262,37 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
 }
 
 const slugVar = (slug: string, name: string): string => `${slugNamespace(slug)}${name}`;
+
+// ---- 1Password (bundles/onepassword): what a slug's reveals, creates and shares do beyond the channel ----
+// The bundle's own functions decide (bundles/onepassword/onepassword.confirm.ts): a create goes unasked only under
+// the mount's own OP_ELICITATION_WRITE="false"; a reveal and a share always ask; the upstream's bare switches are ignored.
+
+const ONEPASSWORD_SERVICE = "strad-bundle-onepassword";
+const CREATES = "onepassword_create_login, onepassword_create_secure_note and onepassword_create_api_credential";
+
+function isOnePassword(s: ServerEntry, serviceOf: (binding: string) => string): boolean {
+  return s.kind === "bundle" && s.bundle !== undefined && (serviceOf(s.bundle) === ONEPASSWORD_SERVICE || s.bundle === "ONEPASSWORD");
+}
+
+export function onePasswordReasons(s: ServerEntry, verdict: Verdict, bundleEnv: Record<string, string>): string[] {
+  const mount = (s.path as string).slice(1);
+  const provisioning = provisioningPosture(mount, bundleEnv);
+  const reasons: string[] = [];
+  if (verdict === "REFUSE") {
+    if (provisioning) reasons.push(`1Password provisioning posture (${slugNamespace(mount)}OP_ELICITATION_WRITE is "false"): ${CREATES} act unasked even here; every other guarded tool refuses`);
+  } else if (provisioning) {
+    reasons.push(
+      `1Password provisioning posture (${slugNamespace(mount)}OP_ELICITATION_WRITE is "false"): ${CREATES} act unasked, with or without a channel; onepassword_get_item (a reveal) and onepassword_share_item still ask`,
+    );
+  } else {
+    const waived = s.skipConfirmations ? "; skipConfirmations waives none of them, so they refuse on this slug" : "";
+    reasons.push(`1Password: a reveal (onepassword_get_item), every create (${CREATES}) and a share (onepassword_share_item) ask a person${waived}`);
+  }
+  const ignored = ignoredVariables(mount, bundleEnv);
+  if (ignored.length > 0)
+    reasons.push(`1Password ignores ${ignored.join(", ")} (the bundle warns of each on every call): no variable but the mount's own OP_ELICITATION_WRITE decides whether it asks`);
+  return reasons;
+}
 
 function guardedFor(s: ServerEntry, verdict: Verdict, caller: Caller, channelFor: (caller: Caller) => ReturnType<typeof buildChannel>): string {
   if (s.kind === "remote-http") return "no channel: not the gateway's to guard";
@@ -359,10 +418,18 @@ export function formatPosture(report: PostureReport, header: { roster: string; e
       lines.push(`  approval origins: ${p.approval.origins.join(", ") || "none"}`, `  approval prefixes (${via}): ${p.approval.prefixes.join(", ") || "none"}`);
     }
     lines.push(`  timeoutMs: ${p.timeoutMs}; ttlMs handed to the bundle: ${p.ttlMs === null ? "none (no channel)" : p.ttlMs}`);
+    if (p.toolGroups !== null) lines.push(`  tool groups: ${formatToolGroups(p.toolGroups)}`);
   }
   lines.push("", report.warnings.length === 0 ? "warnings: none" : "warnings:");
   for (const w of report.warnings) lines.push(`  [${w.kind}] ${w.message}`);
   return lines;
+}
+
+/** One line: the groups, where they come from, and the tools the mount lists; or why it serves none. */
+export function formatToolGroups(t: SlugToolGroups): string {
+  if ("refused" in t) return `none, every request refused: ${t.refused}`;
+  const from = t.declared ? t.variable : `the default: ${t.variable} is not set`;
+  return `${t.groups.join(", ")} (${from}): ${t.tools.join(", ")}`;
 }
 
 /** A dotenv file's names and values (NAME=value, optionally quoted or after `export`); comments and blanks skipped. */
@@ -419,7 +486,12 @@ function main(argv: readonly string[]): number {
     env = parseDotenv(envText.text);
   }
   const services = new Map<string, string | undefined>((gatewayServices(ROOT) as { binding?: string; service?: string }[]).map((s) => [s.binding ?? "", s.service]));
-  const result = postureFromText(roster.text, { env, serviceOf: (binding) => services.get(binding) });
+  const manifests = new Map(readBundleTree(ROOT).bundles.map((b) => [b.name, b.manifest]));
+  const toolGroupsOf = (binding: string) => {
+    const manifest = manifests.get(services.get(binding) ?? "");
+    return manifest?.ok ? manifest.toolGroups : undefined;
+  };
+  const result = postureFromText(roster.text, { env, serviceOf: (binding) => services.get(binding), toolGroupsOf });
   if (!result.ok) {
     process.stderr.write(`${result.errors.map((e) => `${e.path}: ${e.message}`).join("\n")}\n`);
     return 1;

@@ -2,7 +2,7 @@
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
 import { createMcpHandler, type McpHttpHandler, originValidationResponse } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { discardBody, readCappedText } from "../contract/body";
+import { DEFAULT_MAX_REQUEST_BYTES, discardBody, MAX_REQUEST_BYTES_CEILING, readCountedText } from "../contract/body";
 import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
 import { CallerTable } from "./auth";
@@ -14,9 +14,16 @@ import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
-import { routeTool, selectServers } from "./selection";
+import { routeTool, type Selection, selectServers } from "./selection";
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+/** A caller's body cap unless a slug allows more (roster `maxRequestBytes`, docs/rules.md R-LIMIT-4). */
+export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BYTES;
+
+/** How much of a body the gateway reads: the default, or the most any selected slug takes, so no slug's own cap is cut short. */
+export function readCapFor(selection: Selection): number {
+  if (!selection.ok) return DEFAULT_MAX_REQUEST_BYTES;
+  return selection.servers.reduce((most, s) => Math.max(most, s.maxRequestBytes), DEFAULT_MAX_REQUEST_BYTES);
+}
 /** Keepalive on a confirmed call's stream: workerd notices a caller that left only when a write fails. */
 export const CONFIRMED_KEEPALIVE_MS = 500;
 
@@ -37,8 +44,9 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
   const factory = (ctx: { authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest);
   const onerror = () => {};
   // One handler per response shape: confirmed calls always stream, so that keepalives reveal a caller that left.
-  const plain: McpHttpHandler = createMcpHandler(factory, { onerror, maxRequestBodySize: MAX_BODY_BYTES });
-  const streamed: McpHttpHandler = createMcpHandler(factory, { onerror, responseMode: "sse", keepAliveMs: CONFIRMED_KEEPALIVE_MS, maxRequestBodySize: MAX_BODY_BYTES });
+  // The handlers are handed the parsed body and never read one; their bound is the largest a slug may allow.
+  const plain: McpHttpHandler = createMcpHandler(factory, { onerror, maxRequestBodySize: MAX_REQUEST_BYTES_CEILING });
+  const streamed: McpHttpHandler = createMcpHandler(factory, { onerror, responseMode: "sse", keepAliveMs: CONFIRMED_KEEPALIVE_MS, maxRequestBodySize: MAX_REQUEST_BYTES_CEILING });
 
   const app = new Hono<{ Bindings: GatewayEnv }>();
 
@@ -86,10 +94,14 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
 
     const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
     if (contentType !== "application/json") return refuse(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
-    const body = await readCappedText(c.req.raw, MAX_BODY_BYTES);
+    // Which mounts the URL names decides how much is read: a slug may take larger calls (maxRequestBytes); the
+    // message is then held to its own slug's cap below (docs/rules.md R-LIMIT-4).
+    const selection = selectServers(roster, caller, new URL(c.req.url).searchParams.get("servers"));
+    const readCap = readCapFor(selection);
+    const body = await readCountedText(c.req.raw, readCap);
     if (!body.ok) {
       return finish(
-        body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${MAX_BODY_BYTES} bytes`) : rpcError(400, RpcCode.ParseError, "the request body could not be read"),
+        body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${readCap} bytes`) : rpcError(400, RpcCode.ParseError, "the request body could not be read"),
         "bad_body",
       );
     }
@@ -108,9 +120,16 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     line.method = msg.method;
     const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Record<string, unknown>;
 
-    const selection = selectServers(roster, caller, new URL(c.req.url).searchParams.get("servers"));
     if (!selection.ok) return finish(rpcError(400, RpcCode.InvalidParams, selection.message, id), "unknown_server");
     line.slugs = selection.servers.map((s) => s.slug);
+    const toolName = msg.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
+    const target = toolName === undefined ? undefined : routeTool(selection, toolName);
+    // A tools/call is held to its slug's cap; anything else to the default, whatever the slugs allow.
+    const cap = target === undefined ? DEFAULT_MAX_REQUEST_BYTES : target.server.maxRequestBytes;
+    if (body.bytes > cap) {
+      const whose = target === undefined ? "" : `, the most "${target.server.slug}" takes`;
+      return finish(rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${cap} bytes${whose}`, id), "bad_body");
+    }
 
     const gw: GatewayRequest = {
       roster,
@@ -134,11 +153,11 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
         return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
       }
       if (checked.status !== 202) return finish(checked, "rejected");
-      const target = params.requestId;
-      if (typeof target === "string" || typeof target === "number") {
+      const named = params.requestId;
+      if (typeof named === "string" || typeof named === "number") {
         // A call that asks a person is keyed by its approval URL too: the cancel reaches it only over the same one.
         const approval = checkElicitationUrl(c.req.header("x-elicitation-url") ?? null, roster.gateway.elicitation.allowedUrlPrefixes);
-        const keys = [requestKey(target), ...(approval.ok ? [await callKey(target, approval.url)] : [])];
+        const keys = [requestKey(named), ...(approval.ok ? [await callKey(named, approval.url)] : [])];
         await Promise.all(keys.map((key) => cancelCall(c.env.CALLS, caller.id, key).catch(() => false)));
       }
       return finish(checked, "cancel_relayed");
@@ -149,8 +168,6 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       line.tool = gw.log.tool;
       return finish(quick, gw.log.outcome);
     }
-    const toolName = msg.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
-    const target = toolName === undefined ? undefined : routeTool(selection, toolName);
     const handler = target !== undefined && isGated(target.server) ? streamed : plain;
     let response: Response;
     try {

@@ -2,14 +2,20 @@
 // The JSON Schema for editors and the config reference are generated from this file.
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { slugNamespace } from "../contract/slug";
+import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, MIN_MAX_REQUEST_BYTES } from "../contract/body";
+import { isReservedChannelHeader, RESERVED_CHANNEL_HEADERS } from "../contract/elicitation";
+import { MAX_SLUG_CHARS, slugNamespace } from "../contract/slug";
 import { checkPrefix } from "../contract/url-policy";
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Header names the bundle sets itself on approval requests, so a slug cannot configure them (docs/rules.md R-CONF-4). */
-export const BUNDLE_OWNED_HEADERS = ["content-type", "content-length", "transfer-encoding", "connection", "host"] as const;
+/**
+ * Header names the bundle sets itself on approval requests (content-type, accept, prefer) and the framing ones
+ * (content-length, transfer-encoding, connection, host), so a slug cannot configure them (docs/rules.md R-CONF-4):
+ * the kit's own list, from contract/.
+ */
+export const BUNDLE_OWNED_HEADERS = RESERVED_CHANNEL_HEADERS;
 
 const headerMap = z.record(z.string().regex(HEADER_NAME, "must be an HTTP header name"), z.string()).describe('Header name to value; values may reference secrets as "${VAR}".');
 
@@ -29,7 +35,11 @@ export const CallerSchema = z
 
 export const ServerSchema = z
   .strictObject({
-    slug: z.string().regex(SLUG, "must be lower-case letters, digits and single hyphens").describe("Name of the mount, used in ?servers= and in tool-name prefixes."),
+    slug: z
+      .string()
+      .regex(SLUG, "must be lower-case letters, digits and single hyphens")
+      .max(MAX_SLUG_CHARS)
+      .describe(`Name of the mount, used in ?servers= and in tool-name prefixes; at most ${MAX_SLUG_CHARS} characters.`),
     kind: z.enum(["bundle", "remote-http"]).describe("bundle: a service-bound Worker; remote-http: an MCP server reached over fetch."),
     bundle: z.string().regex(ENV_NAME, "must be a service binding name").optional().describe("Service binding of the bundle Worker (kind: bundle)."),
     path: z
@@ -40,6 +50,15 @@ export const ServerSchema = z
     url: z.string().url().optional().describe("Endpoint of the remote MCP server (kind: remote-http)."),
     entitlements: z.array(z.string().min(1)).min(1).describe("Roles that may see and call this server; a caller needs one of them."),
     timeoutMs: z.number().int().min(1000).max(3_600_000).default(120_000).describe("Bound on the hop to the server; past it the upstream request is aborted."),
+    maxRequestBytes: z
+      .number()
+      .int()
+      .min(MIN_MAX_REQUEST_BYTES)
+      .max(MAX_REQUEST_BYTES_CEILING)
+      .default(DEFAULT_MAX_REQUEST_BYTES)
+      .describe(
+        `The largest tools/call body, in bytes, the gateway takes for this slug (413 past it); every other request is held to ${DEFAULT_MAX_REQUEST_BYTES}. At most ${MAX_REQUEST_BYTES_CEILING}: an isolate's 128 MB of memory is what binds, not Cloudflare's request body limit. Raise it for inline file uploads (Gmail's content_base64); larger files go by URL.`,
+      ),
     headers: headerMap.default({}).describe('Headers added to every upstream request; values may reference secrets as "${VAR}".'),
     confirmations: z.boolean().default(false).describe("Forward the caller's approval channel to this slug's guarded tools."),
     skipConfirmations: z.boolean().default(false).describe("The mailbox is the agent's own: guarded tools act without asking."),
@@ -136,8 +155,8 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
       issue(at("confirmationHeaders"), "confirmationHeaders without confirmations: true would never be sent");
     }
     for (const name of Object.keys(s.confirmationHeaders)) {
-      if ((BUNDLE_OWNED_HEADERS as readonly string[]).includes(name.toLowerCase())) {
-        issue(at("confirmationHeaders", name), `"${name}" is set by the bundle itself and cannot be configured`);
+      if (isReservedChannelHeader(name)) {
+        issue(at("confirmationHeaders", name), `"${name}" is set by the bundle itself (or by the HTTP connection) and cannot be configured`);
       }
     }
     checkApprovalPrefixes(s, roster.gateway.elicitation.allowedUrlPrefixes, at, issue);

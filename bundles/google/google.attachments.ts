@@ -2,7 +2,7 @@
 // prompt lists the files that will actually go out (docs/rules.md R-PROMPT-4). A URL is one the model wrote, fetched
 // from the bundle's network position, so only URLs under an operator-listed prefix are fetched (R-URL-9).
 
-import { readCappedBytes } from "../../contract/body";
+import { MAX_REQUEST_BYTES_CEILING, readCappedBytes } from "../../contract/body";
 import { replaceUnsafe } from "../../contract/text";
 import { checkPrefix, checkUnderPrefix } from "../../contract/url-policy";
 import { InputError, MIME_TYPE } from "./google.mime";
@@ -11,7 +11,22 @@ export const MAX_ATTACHMENTS = 10;
 /** All attachments together, decoded: keeps the encoded message under Gmail's 25 MB attachment limit. */
 export const MAX_ATTACHMENT_BYTES = 18 * 1024 * 1024;
 export const DOWNLOAD_TIMEOUT_MS = 30_000;
+/** A file name as it is shown and sent: a longer one is cut, keeping its extension. */
 export const MAX_FILENAME_CHARS = 120;
+/** A file name as a caller may give it (UTF-16 units): room for MAX_FILENAME_CHARS characters of any plane. */
+export const MAX_FILENAME_INPUT_CHARS = 255;
+/**
+ * Room in a tools/call body for everything but one attachment's content: the JSON-RPC envelope, the MCP client's
+ * own `_meta`, a recipient, a subject line and the file's name.
+ */
+export const CALL_ENVELOPE_BYTES = 4 * 1024;
+/**
+ * The longest inline `content_base64` the schema takes: what a body at the largest cap a slug may set
+ * (contract/body.ts MAX_REQUEST_BYTES_CEILING, 8 MiB) carries beside its envelope, so every size the schema
+ * advertises can reach the bundle (docs/rules.md R-LIMIT-5). About 6 MB of file; at the default 1 MiB cap the
+ * gateway refuses the call (413) past about 0.75 MB of base64 in all, as the field's description says.
+ */
+export const MAX_CONTENT_BASE64_CHARS = MAX_REQUEST_BYTES_CEILING - CALL_ENVELOPE_BYTES;
 
 export interface AttachmentSpec {
   filename?: string;

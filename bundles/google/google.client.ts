@@ -1,6 +1,8 @@
 // The Gmail REST API over fetch: the mount's own OAuth credentials, an access token minted from its refresh
-// token and cached per mount until shortly before it expires, and JSON reads with a size cap. Errors name a
-// status or a reason, never a byte of an upstream body; no request follows a redirect with a token on it.
+// token and cached for that mount alone until shortly before it expires (never used for another mount; why a
+// cache is right for the mount's own service credential: ARCHITECTURE.md, "Provider tokens"; docs/rules.md
+// R-GMAIL-5), and JSON reads with a size cap. Errors name a status or a reason, never a byte of an upstream
+// body; no request follows a redirect with a token on it.
 
 import { readCappedText } from "../../contract/body";
 import { slugNamespace } from "../../contract/slug";

@@ -3,32 +3,46 @@
 // approval is bound to, and the send itself through the mailbox's gated send.
 
 import { z } from "zod";
+import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from "../../contract/body";
 import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { Guard } from "../kit/guard";
 import type { PromptSpec, PromptValue } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
-import { type Attachment, type AttachmentSpec, MAX_ATTACHMENTS, materialize, sanitizeFilename } from "./google.attachments";
+import { type Attachment, type AttachmentSpec, MAX_ATTACHMENTS, MAX_CONTENT_BASE64_CHARS, MAX_FILENAME_INPUT_CHARS, materialize, sanitizeFilename } from "./google.attachments";
 import { GmailError } from "./google.client";
 import { attachmentsOf, header } from "./google.format";
 import { GMAIL_ID, Mailbox } from "./google.mailbox";
 import { type Address, buildMime, InputError, MESSAGE_ID, parseAddress } from "./google.mime";
 
+// Every limit below is one the largest prompt is sized to: a send at all of them at once is a prompt the approval
+// service takes and shows whole (contract/elicitation.ts MAX_PROMPT_BYTES, docs/rules.md R-LIMIT-1). Raising one
+// fails test/bundles/kit/prompt-limits.unit.test.ts until the cap is raised with it.
 export const MAX_RECIPIENTS = 50;
+/** One recipient entry, "Name <address>": a 64-character name beside an address of up to 254 (RFC 5321's path less its brackets). */
+export const MAX_ADDRESS_ENTRY_CHARS = 320;
+/** Gmail's own subject lines stay far below it; a longer one is no longer something a person reads whole on a card. */
+export const MAX_SUBJECT_CHARS = 900;
 const MAX_REFERENCES = 20;
 
 const recipients = (what: string) =>
   z
-    .array(z.string().max(320))
+    .array(z.string().max(MAX_ADDRESS_ENTRY_CHARS))
     .max(MAX_RECIPIENTS)
     .optional()
     .describe(
       `${what}: "name@example.com" or "Name <name@example.com>", one per entry. A name is at most 64 characters, with no @, < or > (or look-alikes) and no run of spaces; the address is shown first.`,
     );
 const AttachmentSpecSchema = z.object({
-  filename: z.string().max(255).optional().describe("The file's name as recipients see it. Required with content_base64; defaults to the URL's last path segment."),
+  filename: z.string().max(MAX_FILENAME_INPUT_CHARS).optional().describe("The file's name as recipients see it. Required with content_base64; defaults to the URL's last path segment."),
   url: z.string().max(2048).optional().describe("An http(s) URL to fetch the file from; only URLs under the operator's GMAIL_ATTACHMENT_URL_PREFIXES are fetched."),
-  content_base64: z.string().max(4_000_000).optional().describe("The file's bytes, base64-encoded (standard or URL-safe alphabet)."),
+  content_base64: z
+    .string()
+    .max(MAX_CONTENT_BASE64_CHARS)
+    .optional()
+    .describe(
+      `The file's bytes, base64-encoded (standard or URL-safe alphabet). The whole call must fit the gateway's request cap for this mailbox: ${DEFAULT_MAX_REQUEST_BYTES} bytes (about 0.75 MB of files in all) unless the operator raised it (maxRequestBytes, at most ${MAX_REQUEST_BYTES_CEILING}); send a larger file by url.`,
+    ),
   mime_type: z.string().max(255).optional().describe("The file's MIME type, e.g. application/pdf; guessed from the name when absent."),
 });
 
@@ -36,7 +50,7 @@ const composeShape = {
   to: recipients("Recipients"),
   cc: recipients("Cc recipients"),
   bcc: recipients("Bcc recipients (delivered, but not shown to the others)"),
-  subject: z.string().max(900).optional().describe('Subject line. For a reply it defaults to "Re: " and the original subject.'),
+  subject: z.string().max(MAX_SUBJECT_CHARS).optional().describe('Subject line. For a reply it defaults to "Re: " and the original subject.'),
   text: z.string().max(1_000_000).optional().describe("Plain-text body."),
   html: z.string().max(1_000_000).optional().describe("HTML body; sent beside the text body when both are given."),
   reply_to_message_id: z.string().regex(GMAIL_ID).optional().describe("Gmail id of the message this replies to: the reply joins its thread."),
@@ -183,6 +197,18 @@ function draftRecipients(value: string | undefined): Address[] {
   });
 }
 
+/**
+ * A draft goes out under the limits a composed send has (recipients, subject, attachments): whatever it holds,
+ * its prompt is one the approval service takes and shows whole (docs/rules.md R-LIMIT-1).
+ */
+function checkDraftLimits(draft: Extract<DraftView, { readable: true }>): void {
+  const cannot = (why: string) => new InputError(`the draft cannot be sent as it stands: ${why}`);
+  const count = draft.to.length + draft.cc.length + draft.bcc.length;
+  if (count > MAX_RECIPIENTS) throw cannot(`it has ${count} recipients, more than the ${MAX_RECIPIENTS} send_email sends`);
+  if (draft.subject.length > MAX_SUBJECT_CHARS) throw cannot(`its subject is longer than ${MAX_SUBJECT_CHARS} characters`);
+  if (draft.attachments.length > MAX_ATTACHMENTS) throw cannot(`it has ${draft.attachments.length} attachments, more than the ${MAX_ATTACHMENTS} send_email sends`);
+}
+
 async function resolveDraft(draftId: string, mailbox: Mailbox): Promise<DraftTarget> {
   const scope = currentScope();
   const from = await mailbox.address();
@@ -203,6 +229,7 @@ async function resolveDraft(draftId: string, mailbox: Mailbox): Promise<DraftTar
     subject: header(payload, "Subject") ?? "",
     attachments: attachmentsOf(payload).map((a) => sanitizeFilename(a.filename)),
   };
+  checkDraftLimits(draft);
   return { kind: "draft", mount: scope.mount, from, draftId, draft };
 }
 

@@ -3,7 +3,7 @@
 // Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
 // body, and every request is aborted at the deadline (docs/rules.md R-CLIENT-3, R-CLIENT-4, R-CLIENT-5).
 import { APPROVER_META_KEY } from "../../contract/channel";
-import { CONFIRM_SCHEMA, isRequestId, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
+import { CONFIRM_SCHEMA, isRequestId, isReservedChannelHeader, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
 import { cleanLine } from "../../contract/text";
 
 export { CONFIRM_SCHEMA };
@@ -19,9 +19,6 @@ const MAX_POLLS = 100_000;
 
 /** An approver's name is cut here (an email address is at most 254 characters). */
 export const MAX_APPROVER_CHARS = 254;
-
-/** Headers the bundle sets itself; a channel header with one of these names is dropped, never merged. */
-const OWNED_HEADERS = new Set(["content-type", "content-length", "transfer-encoding", "connection", "host", "accept", "prefer"]);
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -155,7 +152,8 @@ export async function requestApproval(req: ApprovalRequest): Promise<ApprovalRes
 function headersWith(channel: Record<string, string>, own: Record<string, string>): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(channel)) {
-    if (!OWNED_HEADERS.has(name.toLowerCase())) headers.set(name, value);
+    // A name the bundle sets itself, or a framing one, is dropped, never merged: the roster refuses it too (contract/elicitation.ts).
+    if (!isReservedChannelHeader(name)) headers.set(name, value);
   }
   for (const [name, value] of Object.entries(own)) headers.set(name, value);
   return headers;

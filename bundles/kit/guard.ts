@@ -50,7 +50,16 @@ export function guardedTool<S extends StandardSchemaWithJSON, T>(
   config: GuardedToolConfig<S>,
   guard: Guard<StandardSchemaWithJSON.InferOutput<S>, T>,
 ): void {
-  const kind = guard.rule.kind;
+  declareGuard(server, registry, name, guard.rule.kind);
+  server.registerTool(name, config, ((args: StandardSchemaWithJSON.InferOutput<S>) => runGuarded(guard, args)) as never);
+}
+
+/**
+ * Records how a tool asks, under the same registry checks as guardedTool, for a bundle that registers the tool
+ * itself and runs its own flow on the kit's preflight, askPerson and gate (bundles/onepassword: a declined
+ * reveal still answers, with every sensitive value withheld).
+ */
+export function declareGuard(server: McpServer, registry: ReadonlySet<string>, name: string, kind: GuardKind): void {
   if (kind !== "never" && !registry.has(name)) throw new Error(`tool "${name}" asks a person but is missing from its bundle's registry of confirmed tools`);
   if (kind === "never" && registry.has(name)) throw new Error(`tool "${name}" never asks but is listed in its bundle's registry of confirmed tools`);
   let declared = declarations.get(server);
@@ -59,7 +68,6 @@ export function guardedTool<S extends StandardSchemaWithJSON, T>(
     declarations.set(server, declared);
   }
   declared.set(name, kind);
-  server.registerTool(name, config, ((args: StandardSchemaWithJSON.InferOutput<S>) => runGuarded(guard, args)) as never);
 }
 
 /** The guard each tool registered through the kit declared, for the registry test. */

@@ -2,19 +2,31 @@
 // call scope holding what the gateway forwarded with it (channel, deadline, progress token, signal).
 // Bundles have no public route; only the gateway reaches them over a service binding.
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
-import { readCappedText } from "../../contract/body";
+import { MAX_FORWARDED_BODY_BYTES, readCappedText } from "../../contract/body";
+import { SLUG_PATTERN, slugNamespace } from "../../contract/slug";
 import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 import { installConfirmSeam } from "./seam";
+import { type ToolGroupSpec, toolGroupsFor } from "./tool-groups";
 
 export type MountFactory = (mount: string, env: Record<string, unknown>) => McpServer;
 
+/** bundle.json's `mounts` for a bundle that serves `/<slug>` for every slug holding its own `secrets`. */
+export const PER_SLUG = "per-slug";
+
 /**
- * What a bundle declares about itself in bundles/<name>/bundle.json: every mount path it serves. The bundle's
- * entry hands it to serveBundle, and `npm run check-config` refuses a roster path that is not listed.
+ * What a bundle declares about itself in bundles/<name>/bundle.json. The bundle's entry hands it to serveBundle,
+ * and `npm run check-config` refuses a roster path the bundle does not serve.
+ *   - `mounts`: every mount path it serves, or "per-slug": a mount at `/<slug>` for any slug whose every
+ *     `secrets` name is set under its own namespace (`<SLUG>__NAME`), so a mailbox is a roster entry and its
+ *     secrets, not a code change (docs/rules.md R-GMAIL-3).
+ *   - `secrets`: the names each mount reads from its own namespace (`npm run deploy:check` lists them).
+ *   - `toolGroups`: which tools each mount serves (bundles/kit/tool-groups.ts).
  */
 export interface BundleManifest {
-  mounts: readonly string[];
+  mounts: readonly string[] | string;
+  secrets?: readonly string[];
+  toolGroups?: ToolGroupSpec;
 }
 
 export type BundleOptions =
@@ -23,11 +35,17 @@ export type BundleOptions =
   /** Mount path ("/echo") to the factory serving it (the kit's own tests). */
   | { mounts: Record<string, MountFactory> };
 
-/** The gateway caps caller bodies at 1 MiB; what it forwards is that plus its own _meta. */
-export const MAX_BUNDLE_BODY_BYTES = 4 * 1024 * 1024;
+/** The gateway caps caller bodies per slug (at most 8 MiB); what it forwards is that plus its own _meta (contract/body.ts). */
+export const MAX_BUNDLE_BODY_BYTES = MAX_FORWARDED_BODY_BYTES;
 
-function rpcError(status: number, code: number, message: string): Response {
-  return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
+/**
+ * A mount the configuration does not let serve: JSON-RPC's internal error, at HTTP 200 with the request's id
+ * when it has one, so the gateway relays the reason (it never relays an upstream's HTTP error body).
+ */
+export const MOUNT_UNAVAILABLE = -32603;
+
+function rpcError(status: number, code: number, message: string, id: string | number | null = null): Response {
+  return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status });
 }
 
 async function readBody(request: Request): Promise<string | undefined> {
@@ -43,10 +61,40 @@ function callOf(message: unknown): CallState | undefined {
   return callStateFor(id, typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {});
 }
 
+function idOf(message: unknown): string | number | null {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return null;
+  const { id } = message as { id?: unknown };
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+const isSet = (value: unknown): boolean => typeof value === "string" && value.trim() !== "";
+
+/**
+ * Why the configuration keeps this mount from serving, or undefined. Names variables, never a value: a per-slug
+ * mount's missing secrets, or a tool-group setting that names no group (the mount then serves no tool at all).
+ */
+export function mountProblem(manifest: BundleManifest | undefined, path: string, env: Record<string, unknown>): string | undefined {
+  if (manifest === undefined) return undefined;
+  const mount = path.slice(1);
+  if (manifest.mounts === PER_SLUG) {
+    const missing = (manifest.secrets ?? []).map((name) => `${slugNamespace(mount)}${name}`).filter((key) => !isSet(env[key]));
+    if (missing.length > 0) return `no mount at ${path}: a mount is served at /<slug> for a slug with credentials of its own, and ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not set`;
+  }
+  if (manifest.toolGroups !== undefined) {
+    const groups = toolGroupsFor(manifest.toolGroups, mount, env);
+    if (!groups.ok) return `the mount at ${path} serves no tool: ${groups.reason}`;
+  }
+  return undefined;
+}
+
 export function serveBundle(options: BundleOptions): ExportedHandler<Record<string, unknown>> {
+  const manifest = "manifest" in options ? options.manifest : undefined;
+  const perSlug = manifest?.mounts === PER_SLUG;
+  if (typeof manifest?.mounts === "string" && !perSlug) throw new Error(`bundle.json's mounts is a list of paths or "${PER_SLUG}"`);
+  if (perSlug && (manifest?.secrets ?? []).length === 0) throw new Error(`a "${PER_SLUG}" bundle lists the secrets that give a slug its mount`);
+
   const handlers = new Map<string, ReturnType<typeof createMcpHandler>>();
-  const mounts = "manifest" in options ? options.manifest.mounts.map((path) => [path, options.server] as const) : Object.entries(options.mounts);
-  for (const [path, factory] of mounts) {
+  const mountAt = (path: string, factory: MountFactory) => {
     const mount = path.replace(/^\//, "");
     // The factory runs inside the request's scope, so it sees this request's env and call.
     const build = () => {
@@ -58,16 +106,25 @@ export function serveBundle(options: BundleOptions): ExportedHandler<Record<stri
       if (call !== undefined) call.notify = (notification) => server.server.notification(notification, { relatedRequestId: call.requestId });
       return server;
     };
-    handlers.set(path, createMcpHandler(build, { keepAliveMs: 0 }));
-  }
+    const handler = createMcpHandler(build, { keepAliveMs: 0 });
+    handlers.set(path, handler);
+    return handler;
+  };
+  if ("mounts" in options) for (const [path, factory] of Object.entries(options.mounts)) mountAt(path, factory);
+  else if (!perSlug) for (const path of options.manifest.mounts as readonly string[]) mountAt(path, options.server);
+  /** A per-slug bundle answers any `/<slug>`; whether that slug has a mount is a question of the request's env. */
+  const serves = (path: string) => (perSlug ? SLUG_PATTERN.test(path.slice(1)) : handlers.has(path));
+  const handlerOf = (path: string) => handlers.get(path) ?? mountAt(path, (options as { server: MountFactory }).server);
+
   return {
     async fetch(request, env, ctx) {
       warnPostureOnce(env);
       const path = new URL(request.url).pathname;
-      const handler = handlers.get(path);
-      if (handler === undefined) return rpcError(404, -32601, `no mount at ${path}`);
+      if (!serves(path)) return rpcError(404, -32601, `no mount at ${path}`);
+      const problem = mountProblem(manifest, path, env);
+      if (problem !== undefined && request.method !== "POST") return rpcError(404, MOUNT_UNAVAILABLE, problem);
       const scope: CallScope = { mount: path.slice(1), signal: request.signal, waitUntil: (p) => ctx.waitUntil(p), env };
-      if (request.method !== "POST") return runInScope(scope, () => handler.fetch(request));
+      if (request.method !== "POST") return runInScope(scope, () => handlerOf(path).fetch(request));
       const text = await readBody(request);
       if (text === undefined) return rpcError(413, -32600, `the request body is larger than ${MAX_BUNDLE_BODY_BYTES} bytes`);
       let parsedBody: unknown;
@@ -76,7 +133,13 @@ export function serveBundle(options: BundleOptions): ExportedHandler<Record<stri
       } catch {
         return rpcError(400, -32700, "Parse error: the request body is not valid JSON");
       }
+      // Every request to a mount its configuration keeps from serving gets the reason, answered to its id.
+      if (problem !== undefined) {
+        const id = idOf(parsedBody);
+        return id === null ? rpcError(404, MOUNT_UNAVAILABLE, problem) : rpcError(200, MOUNT_UNAVAILABLE, problem, id);
+      }
       scope.call = callOf(parsedBody);
+      const handler = handlerOf(path);
       return runInScope(scope, () => handler.fetch(request, { parsedBody }));
     },
   };

@@ -3,9 +3,11 @@
 // content, secret values): whoever wrote that could forge the question (docs/rules.md R-PROMPT-1, R-PROMPT-2).
 // A value that binds the approval is shown whole or not at all: the call fails before anyone is asked
 // (docs/rules.md R-PROMPT-9).
+import { MAX_PROMPT_BYTES } from "../../contract/elicitation";
 import { charCount, cleanLine as cleanText } from "../../contract/text";
 
 export { REPLACEMENT } from "../../contract/text";
+export { MAX_PROMPT_BYTES };
 
 export const CALLER_VALUES_HEADING = "Values below are supplied by the caller, not by this server:";
 /** Where a value that does not bind the approval (free text) is cut, with a marker. */
@@ -15,8 +17,8 @@ export const MAX_VALUE_CHARS = 200;
  * and a longer line is no longer something a person reads whole on a card.
  */
 export const MAX_BOUND_VALUE_CHARS = 1000;
-/** The approval service refuses a longer message (approvals/prompt.ts MAX_MESSAGE_BYTES); the kit fails the call first. */
-export const MAX_PROMPT_BYTES = 4096;
+// MAX_PROMPT_BYTES (contract/elicitation.ts): the approval service refuses a longer message; the kit fails the call
+// first. It is sized to the largest prompt any confirmed tool can legally build (docs/rules.md R-LIMIT-1).
 
 export interface PromptValue {
   label: string;

@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
+import { MAX_MESSAGE_BYTES } from "../../approvals/prompt";
+import { MAX_CREATE_BYTES } from "../../approvals/protocol.routes";
 import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, requestIdOf, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -92,8 +94,8 @@ describe("create", () => {
     ["mode url", (b) => (b.mode = "url"), /mode/],
     ["no mode", (b) => delete b.mode, /mode/],
     ["empty message", (b) => (b.message = ""), /message/],
-    ["4097-byte message", (b) => (b.message = "x".repeat(4097)), /message.*4096 bytes/],
-    ["message over 4 KiB in multibyte characters", (b) => (b.message = "€".repeat(1366)), /message.*4096 bytes/],
+    ["message one byte over the cap", (b) => (b.message = "x".repeat(MAX_MESSAGE_BYTES + 1)), new RegExp(`message.*${MAX_MESSAGE_BYTES} bytes`)],
+    ["message over the cap in multibyte characters", (b) => (b.message = "€".repeat(Math.floor(MAX_MESSAGE_BYTES / 3) + 1)), new RegExp(`message.*${MAX_MESSAGE_BYTES} bytes`)],
     ["schema not an object schema", (b) => (b.requestedSchema = { type: "array", items: { type: "string" } }), /requestedSchema/],
     ["nested object property", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.to = { type: "object", properties: {} }), /requestedSchema\.properties\.to/],
     [
@@ -128,9 +130,9 @@ describe("create", () => {
     expect(((await response.json()) as { error: string }).error).toMatch(reason);
   });
 
-  it("accepts the limits themselves: a 4096-byte message and an expiry 23 hours ahead", async () => {
+  it("accepts the limits themselves: a message at the byte cap and an expiry 23 hours ahead", async () => {
     const { elicitationUrl } = await mint(svc.origin);
-    expect((await createPrompt(elicitationUrl, createBody({ message: "é".repeat(2048) }))).status).toBe(201);
+    expect((await createPrompt(elicitationUrl, createBody({ message: "é".repeat(MAX_MESSAGE_BYTES / 2) }))).status).toBe(201);
     expect((await createPrompt(elicitationUrl, createBody({ expiresInMs: 23 * 3600_000 }))).status).toBe(201);
   });
 
@@ -140,7 +142,7 @@ describe("create", () => {
     expect((await post("{not json")).status).toBe(400);
     expect((await post("[]")).status).toBe(400);
     expect((await post(JSON.stringify(createBody()), "text/plain")).status).toBe(415);
-    expect((await post(JSON.stringify({ ...createBody(), message: "x".repeat(70_000) }))).status).toBe(413);
+    expect((await post(JSON.stringify({ ...createBody(), message: "x".repeat(MAX_CREATE_BYTES) }))).status).toBe(413);
   });
 
   it("answers the request id, and refuses the same id twice in a session", async () => {

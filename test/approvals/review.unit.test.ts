@@ -3,9 +3,9 @@ import { mkdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
+import { launchChromium } from "../e2e/browser";
 import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -230,10 +230,7 @@ describe("issue 13 #2: the review page lays out each caller value so a wrap neve
     mkdirSync(SHOTS, { recursive: true });
     const { elicitationUrl, reviewUrl } = await mint(svc.origin);
     await newPrompt(elicitationUrl, { message });
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
       await page.goto(reviewUrl);

@@ -14,12 +14,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import type { Miniflare, Request as MiniflareRequest, Response as MiniflareResponse } from "miniflare";
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeployWorker, planDeploy, type Secret } from "../../scripts/deploy-check";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, stackProcesses, startRuntime } from "../../scripts/stack.mjs";
 import type { OutboxEntry } from "../fakes/gmail/store";
+import { launchChromium } from "./browser";
 import { bearer, connectLegacy, DEV_VARS, ROOT, textOf, waitFor } from "./helpers";
 import { AccessEdge, AccessTeam, newServiceToken, relayed } from "./rehearsal/access";
 
@@ -169,10 +170,7 @@ beforeAll(async () => {
     onOutput: collect(output.gateway),
   })) as Runtime;
 
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 }, 300_000);
 
 afterAll(async () => {

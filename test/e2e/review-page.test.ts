@@ -3,9 +3,10 @@
 // shows of a send is, character for character, what the Gmail fake receives (issue 13 #3).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
+import { launchChromium } from "./browser";
 import { bearer, connectLegacy, connectModern, FAKES, nothingMore, ROOT, recorder, TOKENS, textOf } from "./helpers";
 
 const SHOTS = join(ROOT, "test-output", "screenshots");
@@ -13,10 +14,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

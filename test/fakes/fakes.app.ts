@@ -1,10 +1,12 @@
 // Local stand-ins for what nobody can reach from here, served on 127.0.0.1:8789 by `npm run dev`:
 //   /recorder/...   records the "writes" of demo tools and events bundles report, for tests to read back
 //   /remote/mcp     a third-party MCP server (remote-http) that reports what reached it
+//   /onepassword/   a 1Password Connect server (onepassword/connect.fake.ts)
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { z } from "zod";
 import { gmailFake } from "./gmail/gmail.fake";
+import { connectFake } from "./onepassword/connect.fake";
 
 interface RecordedEvent {
   at: number;
@@ -58,6 +60,7 @@ app.all("/remote/mcp", (c) => remote.fetch(c.req.raw));
 // Fails with a body that must never reach a caller.
 app.post("/remote/broken", () => new Response("upstream-secret-body: sk_live_do_not_leak", { status: 502 }));
 app.route("/gmail", gmailFake.app);
+app.route("/onepassword", connectFake.app);
 app.get("/healthz", (c) => c.json({ ok: true }));
 app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
 export default app;

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { type BundleTree, checkConfigText, parseManifest, readBundleTree } from "../../scripts/check-config";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -203,6 +204,23 @@ describe("each bundle server against the tree it deploys with", () => {
     expect(parseManifest(text)).toEqual({ ok: false, problems });
   });
 
+  it.each([
+    ["mounts that is another word", '{ "mounts": "every-slug" }', [expect.stringMatching(/^bundle\.json\.mounts: /)]],
+    ["per-slug mounts without secrets", '{ "mounts": "per-slug" }', ['bundle.json.secrets: a "per-slug" bundle lists in secrets the credentials that give a slug its mount']],
+    [
+      "a tool-group default that is not one of its groups",
+      '{ "mounts": ["/a"], "toolGroups": { "variable": "GROUPS", "default": "all", "groups": { "reads": ["look"] } } }',
+      ["bundle.json.toolGroups.default: default must be one of its groups"],
+    ],
+    [
+      "an empty tool group and a namespaced variable",
+      '{ "mounts": ["/a"], "toolGroups": { "variable": "A__GROUPS", "default": "reads", "groups": { "reads": [] } } }',
+      [expect.stringMatching(/^bundle\.json\.toolGroups\.variable: holds no "__"/), "bundle.json.toolGroups.groups.reads: must list at least one tool"],
+    ],
+  ])("issue 15: reads a manifest with %s as invalid, saying where", (_what, text, problems) => {
+    expect(parseManifest(text)).toEqual({ ok: false, problems });
+  });
+
   it("leaves the tree alone while the roster itself is invalid: schema errors come first", () => {
     const r = checkConfigText(rosterWith(ECHO_WAIVED, ECHO_WAIVED.replace("bundle: ECHO", "bundle: ECHOO\n    url: https://x.example/")), tree);
     expect(r.lines).toEqual(["servers[2].url: url belongs to remote-http servers only"]);
@@ -307,5 +325,71 @@ describe.concurrent("check-config against a tree", { timeout: 60_000 }, () => {
 
   it("an unknown option prints the usage and exits 1", async () => {
     expect(await run("--rot", ".")).toMatchObject({ status: 1, stderr: expect.stringContaining("usage: npm run check-config [file] [--root <dir>]") });
+  });
+});
+
+/** Where gmail-ro sits in the checked-in dev roster, and the paths of its Gmail slugs in order (each its own slug's). */
+const DEV_SERVERS = (parseYaml(CHECKED_IN) as { servers: { slug: string; bundle?: string }[] }).servers;
+const RO = DEV_SERVERS.findIndex((s) => s.slug === "gmail-ro");
+const GMAIL_PATHS = DEV_SERVERS.filter((s) => s.bundle === "GOOGLE")
+  .map((s) => `/${s.slug}`)
+  .join(", ");
+
+describe("issue 15 #2: a per-slug bundle serves /<slug> of a server on it", () => {
+  const tree = readBundleTree(ROOT) as BundleTree;
+  const GMAIL_RO = "  - slug: gmail-ro\n    kind: bundle\n    bundle: GOOGLE\n    path: /gmail-ro\n";
+
+  it("reads the Google bundle's bundle.json as per-slug, with its secrets and tool groups", () => {
+    const google = tree.bundles.find((b) => b.dir === "google");
+    expect(google?.manifest).toMatchObject({
+      ok: true,
+      mounts: "per-slug",
+      secrets: ["GMAIL_CLIENT_ID", "GMAIL_CLIENT_SECRET", "GMAIL_REFRESH_TOKEN"],
+      toolGroups: { variable: "GMAIL_ENABLED_TOOLGROUPS", default: "readonly" },
+    });
+  });
+
+  it("accepts a new mailbox as a roster entry alone, and a slug sharing another Gmail slug's path", () => {
+    const added = rosterWith(GMAIL_RO, `${GMAIL_RO}    entitlements: [user]\n  - slug: gmail-team\n    kind: bundle\n    bundle: GOOGLE\n    path: /gmail-team\n`);
+    expect(checkConfigText(added, tree)).toEqual({ ok: true, lines: ["ok"] });
+    expect(CHECKED_IN).toMatch(/- slug: gmail-scripted\n {4}kind: bundle\n {4}bundle: GOOGLE\n {4}path: \/gmail-rw-external\n/);
+  });
+
+  it("refuses a path that is /<slug> of no server on the bundle, naming the slug, the path and what it serves", () => {
+    const r = checkConfigText(rosterWith(GMAIL_RO, GMAIL_RO.replace("path: /gmail-ro", "path: /gmail-typo")), tree);
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual([
+      `servers[${RO}].path: slug "gmail-ro" mounts /gmail-typo, which bundle GOOGLE (bundles/google) does not serve: its bundle.json serves a mount per slug, at /<slug> of a server on it (here ${GMAIL_PATHS}), for a slug with credentials of its own`,
+    ]);
+    // An echo slug's path is no Gmail mount, even though the slug exists.
+    const echo = checkConfigText(rosterWith(GMAIL_RO, GMAIL_RO.replace("path: /gmail-ro", "path: /echo")), tree);
+    expect(echo.lines).toEqual([expect.stringContaining(`servers[${RO}].path: slug "gmail-ro" mounts /echo, which bundle GOOGLE (bundles/google) does not serve:`)]);
+  });
+});
+
+describe("issue 15 #1: a tool-group setting in a server's env", () => {
+  const tree = readBundleTree(ROOT) as BundleTree;
+  const GMAIL_RO = "  - slug: gmail-ro\n    kind: bundle\n    bundle: GOOGLE\n    path: /gmail-ro\n    entitlements: [user]\n";
+  const withEnv = (env: string, path = "/gmail-ro") => rosterWith(GMAIL_RO, `${GMAIL_RO.replace("path: /gmail-ro", `path: ${path}`)}    env:\n      ${env}\n`);
+
+  it("passes when it names the bundle's groups, on the slug's own mount", () => {
+    for (const env of ["GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS: readwrite", 'GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS: "readonly, readwrite"', "GMAIL_ENABLED_TOOLGROUPS: readonly"]) {
+      expect(checkConfigText(withEnv(env), tree), env).toEqual({ ok: true, lines: ["ok"] });
+    }
+  });
+
+  it("refuses a value that names no group, saying the variable and the allowed groups and never the value", () => {
+    const r = checkConfigText(withEnv("GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS: read-only-please"), tree);
+    expect(r.lines).toEqual([
+      `servers[${RO}].env.GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS: GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS names something that is not a tool group; allowed: readonly, readwrite, readwrite_external (comma-separated), or unset for readonly`,
+    ]);
+    expect(r.lines.join("\n")).not.toContain("read-only-please");
+  });
+
+  it("refuses one on a slug sharing another's mount, which no mount reads", () => {
+    const r = checkConfigText(withEnv("GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS: readwrite_external", "/gmail-rw-external"), tree);
+    expect(r.lines).toEqual([
+      `servers[${RO}].env.GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS: slug "gmail-ro" mounts /gmail-rw-external, whose tool groups come from GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS (set by the slug on that mount); GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS is read by no mount`,
+    ]);
   });
 });

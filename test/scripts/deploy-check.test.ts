@@ -2,13 +2,14 @@
 // this tree is production only (no dev value, no loopback URL, no known secret, no dev roster), and every kind
 // of development value planted into a copy of the tree fails the check, naming the Worker and the binding.
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildProblems, devValues, planDeploy } from "../../scripts/deploy-check";
+import { buildProblems, type DeployWorker, devValues, planDeploy, secretsFor } from "../../scripts/deploy-check";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "../../scripts/workers.mjs";
+import { parseRoster } from "../../worker/roster";
 import { addVar, copyTree, edit } from "./helpers/tree";
 
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
@@ -42,7 +43,7 @@ describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", () => 
     const r = await run([]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("deploy:check ok: strad-bundle-echo, strad-bundle-google, strad-approvals, strad-gateway");
+    expect(r.stdout).toContain("deploy:check ok: strad-bundle-echo, strad-bundle-google, strad-bundle-onepassword, strad-approvals, strad-gateway");
     expect(r.stdout).toContain("strad-approvals (approvals/wrangler.toml) [vars] ACCESS_AUD = <your-access-application-audience-tag>");
     expect(r.stdout).toContain("strad.config.yaml gateway.elicitation.allowedUrlPrefixes[0] = https://approvals.example.com/api/v1/elicitations/session/");
     const puts = r.stdout
@@ -181,4 +182,22 @@ describe("a planted development value fails the check, naming the Worker and the
     expect(r.stderr).toContain("deploy:check FAILED");
     expect(r.stderr).toContain("✗ strad-approvals (approvals/wrangler.toml) [vars] DEV_MODE: DEV_MODE is a development switch");
   }, 60_000);
+});
+
+describe("issue 15 #2: the secrets of a per-slug bundle's mounts", () => {
+  it("are its bundle.json secrets under each roster path's namespace: a new mailbox adds its own three, a slug sharing a path none", () => {
+    const parsed = parseRoster(`servers:
+  - { slug: gmail-rw-external, kind: bundle, bundle: GOOGLE, path: /gmail-rw-external, entitlements: [user] }
+  - { slug: gmail-team, kind: bundle, bundle: GOOGLE, path: /gmail-team, entitlements: [user] }
+  - { slug: gmail-scripted, kind: bundle, bundle: GOOGLE, path: /gmail-rw-external, entitlements: [user] }
+`);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const worker = (role: DeployWorker["role"], name: string, config: string): DeployWorker => ({ role, name, config, vars: {}, rendered: {} });
+    const workers = [worker("bundle", "strad-bundle-google", "bundles/google/wrangler.toml"), worker("gateway", "strad-gateway", "wrangler.toml")];
+    const google = (JSON.parse(readFileSync(join(ROOT, "bundles/google/bundle.json"), "utf8")) as { mounts: string; secrets: string[] }).secrets;
+    expect(google).toEqual(["GMAIL_CLIENT_ID", "GMAIL_CLIENT_SECRET", "GMAIL_REFRESH_TOKEN"]);
+    const secrets = secretsFor(parsed.roster, workers, new Map([["strad-bundle-google", google]]), new Map([["GOOGLE", "strad-bundle-google"]]));
+    expect(secrets.map((s) => [s.name, s.config])).toEqual(["GMAIL_RW_EXTERNAL", "GMAIL_TEAM"].flatMap((ns) => google.map((name) => [`${ns}__${name}`, "bundles/google/wrangler.toml"])));
+    expect(secrets.find((s) => s.name === "GMAIL_TEAM__GMAIL_REFRESH_TOKEN")?.why).toBe('mount /gmail-team\'s GMAIL_REFRESH_TOKEN (slug "gmail-team")');
+  });
 });

@@ -53,13 +53,14 @@ describe("npm run deploy", () => {
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(steps(r.stdout)).toEqual([
-      "[1/4] (dry run) strad-bundle-echo with the roster's env (ECHO__GREETING, GREETING)",
-      "[2/4] (dry run) strad-bundle-google",
-      "[3/4] (dry run) strad-approvals",
-      "[4/4] (dry run) strad-gateway, binding every bundle",
+      "[1/5] (dry run) strad-bundle-echo with the roster's env (ECHO__GREETING, GREETING)",
+      "[2/5] (dry run) strad-bundle-google with the roster's env (GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS)",
+      "[3/5] (dry run) strad-bundle-onepassword",
+      "[4/5] (dry run) strad-approvals",
+      "[5/5] (dry run) strad-gateway, binding every bundle",
     ]);
     expect(r.stdout).toContain("-c bundles/echo/wrangler.toml --var ECHO__GREETING:hello from production --var GREETING:hello from production");
-    expect(r.stdout).toContain("dry run done: 4 steps built, nothing uploaded");
+    expect(r.stdout).toContain("dry run done: 5 steps built, nothing uploaded");
   }, 150_000);
 
   it("--first deploys the gateway without its service bindings before anything else, and leaves no file behind", async () => {
@@ -67,8 +68,8 @@ describe("npm run deploy", () => {
     fillPlaceholders(root);
     const r = await deploy(root, "--dry-run", "--first");
     expect(r.status).toBe(0);
-    expect(steps(r.stdout)[0]).toBe("[1/5] (dry run) strad-gateway without its service bindings (it hosts CallRegistry, which the bundles bind)");
-    expect(steps(r.stdout)[4]).toBe("[5/5] (dry run) strad-gateway, binding every bundle");
+    expect(steps(r.stdout)[0]).toBe("[1/6] (dry run) strad-gateway without its service bindings (it hosts CallRegistry, which the bundles bind)");
+    expect(steps(r.stdout)[5]).toBe("[6/6] (dry run) strad-gateway, binding every bundle");
     expect(existsSync(join(root, "wrangler.first-deploy.toml"))).toBe(false);
   }, 150_000);
 

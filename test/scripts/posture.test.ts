@@ -198,7 +198,7 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
     // The same verdicts as the text.
     expect(doc.slugs.map((s) => [s.slug, s.verdict])).toEqual(verdicts(text.stdout));
     for (const s of doc.slugs) {
-      expect(Object.keys(s).sort()).toEqual(["approval", "callers", "kind", "reasons", "slug", "target", "timeoutMs", "ttlMs", "verdict"]);
+      expect(Object.keys(s).sort()).toEqual(["approval", "callers", "kind", "reasons", "slug", "target", "timeoutMs", "toolGroups", "ttlMs", "verdict"]);
       const server = roster.servers.find((x) => x.slug === s.slug);
       expect(s.timeoutMs).toBe(server?.timeoutMs);
       expect(s.ttlMs).toBe(server?.kind === "bundle" && (server.confirmations || server.skipConfirmations) ? channelTtlMs(server.timeoutMs) : null);
@@ -212,7 +212,63 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
     expect(bySlug(doc, "echo").callers.map((c) => c.id)).toEqual(["dev-session", "dev-session-2", "dev-admin", "dev-console", "dev-grant", "dev-reader"]);
     expect(bySlug(doc, "echo-brief").ttlMs).toBe(4500);
     expect(doc.warnings.map((w) => Object.keys(w).sort())).toEqual(doc.warnings.map(() => ["kind", "message", "slugs"]));
-    expect(doc.warnings.find((w) => w.kind === "prefix-wider-than-route")?.slugs).toEqual(["echo-unseeded", "gmail-brief", "echo-scripted", "echo-scripted-brief", "gmail-scripted"]);
+    expect(doc.warnings.find((w) => w.kind === "prefix-wider-than-route")?.slugs).toEqual([
+      "echo-unseeded",
+      "gmail-brief",
+      "echo-scripted",
+      "echo-scripted-brief",
+      "gmail-scripted",
+      "onepassword-scripted",
+      "onepassword-brief",
+    ]);
+  });
+});
+
+describe.concurrent("issue 15 #1: each Gmail slug's tool groups", { timeout: 60_000 }, () => {
+  const READS = "search_messages, get_message, get_thread, list_drafts, get_draft";
+
+  it("dev: shows the groups each Gmail slug's mount serves, read from the roster's rendered env for that mount, and none for other bundles", async () => {
+    const r = await once("strad.dev.yaml");
+    const groups = (slug: string) => /^ {2}tool groups: (.*)$/m.exec(block(r.stdout, slug))?.[1];
+    expect(groups("gmail-rw-external")).toBe(`readwrite_external (GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS): ${READS}, create_draft, send_email`);
+    expect(groups("gmail-agent")).toBe(`readwrite_external (GMAIL_AGENT__GMAIL_ENABLED_TOOLGROUPS): ${READS}, create_draft, send_email`);
+    expect(groups("gmail-ro")).toBe(`readonly (the default: GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS is not set): ${READS}`);
+    // A slug sharing another's path has that mount's groups.
+    for (const slug of ["gmail-brief", "gmail-scripted"]) expect(groups(slug)).toBe(groups("gmail-rw-external"));
+    for (const slug of ["echo", "echo-confirmed", "remote-demo"]) expect(groups(slug)).toBeUndefined();
+  });
+
+  it("production: gmail-rw-external serves readwrite_external; --json carries the groups, null for a bundle without them", async () => {
+    const r = await once();
+    expect(block(r.stdout, "gmail-rw-external")).toMatch(/^ {2}tool groups: readwrite_external \(GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS\): .*, send_email$/m);
+    const doc = JSON.parse((await once("strad.dev.yaml", "--json")).stdout) as PostureReport;
+    expect(bySlug(doc, "gmail-ro").toolGroups).toEqual({
+      variable: "GMAIL_RO__GMAIL_ENABLED_TOOLGROUPS",
+      declared: false,
+      groups: ["readonly"],
+      tools: ["search_messages", "get_message", "get_thread", "list_drafts", "get_draft"],
+    });
+    expect(bySlug(doc, "gmail-scripted").toolGroups).toMatchObject({ variable: "GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS", declared: true, groups: ["readwrite_external"] });
+    expect(bySlug(doc, "echo").toolGroups).toBeNull();
+  });
+
+  it("a setting that names no group: the slug refuses, saying the variable and the allowed groups, never the value", () => {
+    const spec = JSON.parse(readFileSync(join(ROOT, "bundles/google/bundle.json"), "utf8")).toolGroups;
+    const yaml = planted({
+      more: "  - slug: gmail-x\n    kind: bundle\n    bundle: GOOGLE\n    path: /gmail-x\n    entitlements: [user]\n    skipConfirmations: true\n    env:\n      GMAIL_X__GMAIL_ENABLED_TOOLGROUPS: sendonly\n",
+    });
+    const result = postureFromText(yaml, { toolGroupsOf: (binding) => (binding === "GOOGLE" ? spec : undefined) });
+    if (!result.ok) throw new Error("the planted roster does not parse");
+    const bad = bySlug(result.report, "gmail-x");
+    expect(bad.verdict).toBe("REFUSE");
+    expect(bad.toolGroups).toEqual({
+      variable: "GMAIL_X__GMAIL_ENABLED_TOOLGROUPS",
+      refused: expect.stringMatching(/names something that is not a tool group; allowed: readonly, readwrite, readwrite_external/),
+    });
+    expect(bad.reasons.at(-1)).toMatch(/^its mount serves no tool and refuses every request: GMAIL_X__GMAIL_ENABLED_TOOLGROUPS /);
+    expect(JSON.stringify(bad)).not.toContain("sendonly");
+    // The asking slug beside it, on another mount, is untouched.
+    expect(bySlug(result.report, "ask")).toMatchObject({ verdict: "ASK", toolGroups: { variable: "GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS", groups: ["readonly"] } });
   });
 });
 
@@ -383,5 +439,37 @@ describe("what decides a verdict", () => {
   it("with --env, a caller whose token secret is unseeded is said to be left out", () => {
     const r = report(planted(), {});
     expect(r.slugs[0]?.callers).toEqual([{ id: "s", kind: "session", via: "role user", guarded: expect.stringMatching(/^asked when/), leftOut: expect.stringContaining("TOKEN_S is unseeded") }]);
+  });
+});
+
+describe("1Password: what a slug's reveals, creates and shares do (bundles/onepassword)", () => {
+  const opSlug = (slug: string, path: string, more = "") =>
+    `  - slug: ${slug}\n    kind: bundle\n    bundle: ONEPASSWORD\n    path: ${path}\n    entitlements: [user]\n    confirmations: true\n${more}`;
+
+  it("dev: onepassword asks before every reveal, create and share; onepassword-provisioning's creates act unasked, its reveals and shares still ask", async () => {
+    const r = await once("strad.dev.yaml");
+    const shared = block(r.stdout, "onepassword");
+    expect(shared).toMatch(/^onepassword: ASK /);
+    expect(shared).toContain(
+      "why: 1Password: a reveal (onepassword_get_item), every create (onepassword_create_login, onepassword_create_secure_note and onepassword_create_api_credential) and a share (onepassword_share_item) ask a person",
+    );
+    const provisioning = block(r.stdout, "onepassword-provisioning");
+    expect(provisioning).toMatch(/^onepassword-provisioning: ASK /);
+    expect(provisioning).toContain(
+      'why: 1Password provisioning posture (ONEPASSWORD_PROVISIONING__OP_ELICITATION_WRITE is "false"): onepassword_create_login, onepassword_create_secure_note and onepassword_create_api_credential act unasked, with or without a channel; onepassword_get_item (a reveal) and onepassword_share_item still ask',
+    );
+  }, 60_000);
+
+  it('only a mount of its own, with its own OP_ELICITATION_WRITE exactly "false", is in the provisioning posture; the bare switches are named as ignored', () => {
+    const provisioning = (value: string) => planted({ more: opSlug("op-own", "/op-own", `    env:\n      OP_OWN__OP_ELICITATION_WRITE: "${value}"\n`) });
+    expect(bySlug(report(provisioning("false")), "op-own").reasons.join("\n")).toContain('1Password provisioning posture (OP_OWN__OP_ELICITATION_WRITE is "false")');
+    for (const value of ["False", "0", "true"]) expect(bySlug(report(provisioning(value)), "op-own").reasons.join("\n"), value).not.toContain("provisioning posture");
+    // The shared mount never provisions; a bare name is rendered for the bundle too, and is ignored there.
+    const shared = report(planted({ more: opSlug("op-shared", "/onepassword", '    env:\n      OP_ELICITATION_WRITE: "false"\n      DANGEROUSLY_SKIP_ELICITATIONS: "true"\n') }));
+    const why = bySlug(shared, "op-shared").reasons.join("\n");
+    expect(why).not.toContain("provisioning posture");
+    expect(why).toContain("1Password ignores OP_ELICITATION_WRITE, DANGEROUSLY_SKIP_ELICITATIONS (the bundle warns of each on every call)");
+    // Another bundle's slugs get no 1Password line.
+    expect(bySlug(shared, "ask").reasons.join("\n")).not.toContain("1Password");
   });
 });

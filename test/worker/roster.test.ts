@@ -2,7 +2,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { slugNamespace } from "../../contract/slug";
+import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, MIN_MAX_REQUEST_BYTES } from "../../contract/body";
+import { RESERVED_CHANNEL_HEADERS } from "../../contract/elicitation";
+import { MAX_SLUG_CHARS, slugNamespace } from "../../contract/slug";
 import { BUNDLE_OWNED_HEADERS, checkSeeded, parseRoster, type Roster, type RosterError, resolveHeaderMap, resolveRefs, validateRoster } from "../../worker/roster";
 
 type Json = Record<string, unknown>;
@@ -103,13 +105,35 @@ describe("config errors name their path", () => {
     expect(errorsOf(withServer(0, { confirmationHeaders: { "CF-Access-Client-Id": "${ID}" } }))).toEqual([]);
   });
 
-  const owned = ["content-type", "Content-Length", "transfer-encoding", "connection", "host", "CONTENT-TYPE", "Host", "Transfer-Encoding"];
+  // Every name the kit sets or drops, in lower case, upper case and as usually written (issue 15 #5: accept and prefer were taken).
+  const titled = (name: string) => name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => `${dash}${c.toUpperCase()}`);
+  const owned = RESERVED_CHANNEL_HEADERS.flatMap((name) => [name, name.toUpperCase(), titled(name)]);
   it.each(owned)("a confirmationHeaders name the bundle owns: %s", (name) => {
     expectError(withServer(0, { confirmationHeaders: { [name]: "x" } }), `servers[0].confirmationHeaders.${name}`, /set by the bundle itself/);
   });
 
-  it("the owned list is exactly the five names the kit sets itself", () => {
-    expect([...BUNDLE_OWNED_HEADERS].sort()).toEqual(["connection", "content-length", "content-type", "host", "transfer-encoding"]);
+  it("issue 15 #5: the owned list is the kit's own, one list from contract/: the names it sets and the framing ones", () => {
+    expect(BUNDLE_OWNED_HEADERS).toBe(RESERVED_CHANNEL_HEADERS);
+    expect([...BUNDLE_OWNED_HEADERS].sort()).toEqual(["accept", "connection", "content-length", "content-type", "host", "prefer", "transfer-encoding"]);
+  });
+
+  it("issue 15 #4: maxRequestBytes defaults to 1 MiB and takes any size from 64 KiB to 8 MiB", () => {
+    expect(valid(base()).servers.map((s) => s.maxRequestBytes)).toEqual([DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES]);
+    expect(DEFAULT_MAX_REQUEST_BYTES).toBe(1024 * 1024);
+    for (const size of [MIN_MAX_REQUEST_BYTES, 6 * 1024 * 1024, MAX_REQUEST_BYTES_CEILING]) expect(valid(withServer(0, { maxRequestBytes: size })).servers[0]?.maxRequestBytes).toBe(size);
+  });
+
+  it.each([
+    ["past the ceiling", MAX_REQUEST_BYTES_CEILING + 1],
+    ["under the floor", MIN_MAX_REQUEST_BYTES - 1],
+    ["not a whole number", 1.5 * 1024 * 1024 + 0.5],
+  ])("issue 15 #4: a maxRequestBytes %s", (_what, size) => {
+    expectError(withServer(0, { maxRequestBytes: size }), "servers[0].maxRequestBytes", /./);
+  });
+
+  it("a slug longer than a DNS label", () => {
+    expect(errorsOf(withServer(0, { slug: "a".repeat(MAX_SLUG_CHARS) }))).toEqual([]);
+    expectError(withServer(0, { slug: "a".repeat(MAX_SLUG_CHARS + 1) }), "servers[0].slug", /63/);
   });
 
   it("a confirmationHeaders name that is not an HTTP token", () => {

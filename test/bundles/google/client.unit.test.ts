@@ -1,6 +1,6 @@
 // The Gmail client and the read tools against the fake: token exchange cached per mount until expiry, each mount's own credentials only, endpoints, and what search, message, thread and draft reads answer.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_API_BASE, DEFAULT_TOKEN_URL, endpointsFor } from "../../../bundles/google/google.client";
+import { credentialsFor, DEFAULT_API_BASE, DEFAULT_TOKEN_URL, endpointsFor } from "../../../bundles/google/google.client";
 import { SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
 import { AGENT, harness, PERSON, requestsTo } from "./helpers";
 
@@ -72,15 +72,26 @@ describe("per-slug credentials", () => {
   });
 
   it("a mount never falls back to bare names or to another slug's, and says which of its own is missing", async () => {
+    // The kit answers first (a mount is served only for a slug with credentials of its own, R-GMAIL-3) ...
+    const noMount = (missing: string) => `no mount at /gmail-rw-external: a mount is served at /<slug> for a slug with credentials of its own, and ${missing}`;
     const bare = { GMAIL_CLIENT_ID: PERSON.clientId, GMAIL_CLIENT_SECRET: PERSON.secret, GMAIL_REFRESH_TOKEN: PERSON.refresh };
-    const { answer } = await read("search_messages", {}, { env: only(bare) });
-    expect(answer.text).toBe("Not done: this mount has no Gmail credentials: GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID is not set.");
+    const { answer } = await read("search_messages", {}, { env: only({ ...bare, GMAIL_AGENT__GMAIL_CLIENT_ID: PERSON.clientId }) });
+    expect(answer.error).toMatchObject({
+      code: "UPSTREAM_RPC",
+      message: noMount("GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID, GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET, GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN are not set"),
+    });
     const partial = await read("search_messages", {}, { env: only({ GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID: PERSON.clientId, GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET: PERSON.secret }) });
-    expect(partial.answer.text).toBe("Not done: this mount has no Gmail credentials: GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN is not set.");
+    expect(partial.answer.error).toMatchObject({ message: noMount("GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN is not set") });
     const send = await h.call({ env: only({}), args: { to: ["ada@example.com"], text: "t" } });
-    expect(send.answer.text).toBe("Not done: this mount has no Gmail credentials: GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID is not set. Nothing was sent.");
+    expect(send.answer.error).toMatchObject({ message: noMount("GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID, GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET, GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN are not set") });
     expect(send.prompts).toEqual([]);
     expect(h.fake.store.requests).toEqual([]);
+    // ... and the mailbox reads only the mount's own names besides, whatever reaches it.
+    expect(credentialsFor("gmail-rw-external", bare)).toEqual({ ok: false, missing: "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID" });
+    expect(credentialsFor("gmail-rw-external", { ...bare, GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID: "id", GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET: "s" })).toEqual({
+      ok: false,
+      missing: "GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN",
+    });
   });
 
   it("a mount uses its own credentials even when bare ones are also set", async () => {

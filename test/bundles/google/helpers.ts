@@ -25,6 +25,14 @@ export const AGENT = {
   secret: "dev-gmail-secret-agent-0123456789abcdef0123456789abcdef",
   refresh: "dev-gmail-refresh-agent-0123456789abcdef0123456789abcdef",
 };
+/** The read-only mount of the dev roster: the person's mailbox, through an OAuth client of its own, tool groups unset. */
+export const READER = {
+  mount: "gmail-ro",
+  email: "person@example.com",
+  clientId: "dev-gmail-client-reader",
+  secret: "dev-gmail-secret-reader-0123456789abcdef0123456789abcdef",
+  refresh: "dev-gmail-refresh-reader-0123456789abcdef0123456789abcdef",
+};
 
 function headersOf(raw: IncomingHttpHeaders): Headers {
   const headers = new Headers();
@@ -83,7 +91,10 @@ export async function startGmailFake(): Promise<ServedFake> {
   return { base: `${served.origin}/gmail`, origin: served.origin, store, stop: served.stop };
 }
 
-/** The bundle's env for a fake: API and token URLs, attachment prefix, both mounts' credentials, fast polls. */
+/**
+ * The bundle's env for a fake: API and token URLs, attachment prefix, each mount's credentials, fast polls, and
+ * the tool groups the dev roster gives (the person's and the agent's mailboxes send; gmail-ro declares none).
+ */
 export function bundleEnv(fake: ServedFake, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     GMAIL_API_BASE_URL: fake.base,
@@ -95,6 +106,11 @@ export function bundleEnv(fake: ServedFake, extra: Record<string, unknown> = {})
     GMAIL_AGENT__GMAIL_CLIENT_ID: AGENT.clientId,
     GMAIL_AGENT__GMAIL_CLIENT_SECRET: AGENT.secret,
     GMAIL_AGENT__GMAIL_REFRESH_TOKEN: AGENT.refresh,
+    GMAIL_RO__GMAIL_CLIENT_ID: READER.clientId,
+    GMAIL_RO__GMAIL_CLIENT_SECRET: READER.secret,
+    GMAIL_RO__GMAIL_REFRESH_TOKEN: READER.refresh,
+    GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS: "readwrite_external",
+    GMAIL_AGENT__GMAIL_ENABLED_TOOLGROUPS: "readwrite_external",
     STRAD_POLL_INTERVAL_MS: "20",
     STRAD_KEEPALIVE_MS: "50",
     ...extra,

@@ -12,6 +12,7 @@ import { gatedWrite } from "../../../bundles/kit/gate";
 import { always, runGuarded } from "../../../bundles/kit/guard";
 import { type CallScope, type CallState, runInScope } from "../../../bundles/kit/scope";
 import { installConfirmSeam } from "../../../bundles/kit/seam";
+import { MAX_PROMPT_BYTES } from "../../../contract/elicitation";
 import { askChannel, callBundle, fakeCalls } from "./helpers/bundle";
 import { HostileServer, startSink } from "./helpers/hostile-server";
 import { kitBundle, store } from "./helpers/test-bundle";
@@ -255,15 +256,16 @@ describe("refused before anyone is asked", () => {
     expectNoLeak(url, ...leaks);
   });
 
-  it.each<[string, string, string]>([
-    ["a value that binds and is too long to show whole", "x".repeat(1001), "prompt_value_too_long"],
-    ["a prompt larger than the approval service takes", "😀".repeat(1000), "prompt_too_large"],
-  ])("with %s: refused, with the fingerprint of what would have been asked, never the value", async (_label, to, reason) => {
+  it.each<[string, string, number[], string]>([
+    ["a value that binds and is too long to show whole", "x".repeat(1001), [1], "prompt_value_too_long"],
+    // Each line within its limits; together over the cap the kit and the approval service share (contract/elicitation.ts).
+    ["a prompt larger than the approval service takes", "😀".repeat(1000), Array.from({ length: Math.ceil(MAX_PROMPT_BYTES / 8) }, (_, i) => 10_000 + i), "prompt_too_large"],
+  ])("with %s: refused, with the fingerprint of what would have been asked, never the value", async (_label, to, uids, reason) => {
     const name = route();
     const url = hostile.route(name, {});
-    const answer = await callBundle(kitBundle, { mount: "kit", name: "move_items", args: { uids: [1], to, mode: "move" }, channel: live("n:1", url), env });
+    const answer = await callBundle(kitBundle, { mount: "kit", name: "move_items", args: { uids, to, mode: "move" }, channel: live("n:1", url), env });
     expect(answer.text).toMatch(/no one was asked/);
-    const fp = await fingerprint({ operation: "move", target: { uids: { set: [1] }, from: "INBOX", to } });
+    const fp = await fingerprint({ operation: "move", target: { uids: { set: uids }, from: "INBOX", to } });
     expect(lines().map(shape)).toEqual([{ ...base, tool: "move_items", outcome: "refused", reason, request: null, approver: null, fingerprint: fp, status: null }]);
     expectNoLeak(url, to.slice(0, 20), "INBOX");
   });

@@ -1,7 +1,8 @@
 // The contract every bundle passes: never hand the model the keys, and the kit's guard rules (docs/rules.md R-TOOL-1, R-TOOL-2, R-TOOL-3, R-CHAN-9).
 // A bundle's own test calls bundleContract() with its handler and tool list: tools list as declared, each
 // declares all four annotations, none takes a user, account, token, credential or host, its registry of
-// confirmed tools is exactly the tools that ask, and each of those refuses before it reads or writes.
+// confirmed tools is exactly the tools that ask, and each of those refuses before it reads or writes. A bundle
+// with tool groups runs it once per group: the tools outside the group are neither listed nor callable.
 import type { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type GuardKind, guardDeclarations } from "../../../bundles/kit/guard";
@@ -26,6 +27,11 @@ export interface BundleContract {
   env?: Record<string, unknown>;
   /** A property whose name looks like a credential but is not one, with the reason. */
   allowProperties?: Readonly<Record<string, string>>;
+  /**
+   * Tools the bundle has that these mounts do not serve (another tool group's), with arguments that pass their
+   * schema: none is listed, and a call to each is answered as the SDK answers an unknown tool, before any request.
+   */
+  absent?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 export const ANNOTATIONS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
@@ -124,6 +130,23 @@ export function bundleContract(c: BundleContract): void {
       }
       expect(outbound).not.toHaveBeenCalled();
     });
+
+    const absent = Object.keys(c.absent ?? {}).sort();
+    if (absent.length > 0)
+      it.each(absent)("does not serve %s: it is neither listed nor callable on any mount, even with a channel", async (tool) => {
+        const outbound = vi.fn(async () => new Response("{}"));
+        vi.stubGlobal("fetch", outbound);
+        for (const mount of c.mounts) {
+          expect((await listBundle(c.handler, mount, env)).map((t) => t.name)).not.toContain(tool);
+          for (const channel of [undefined, channelFor("ask"), channelFor("skip")]) {
+            const answer = await callBundle(c.handler, { mount, name: tool, args: c.absent?.[tool], channel, env });
+            expect(answer.ok, `${tool} on ${mount}`).toBe(false);
+            expect(answer.error).toMatchObject({ code: "UPSTREAM_RPC", message: `Tool ${tool} not found` });
+          }
+          expect(guardDeclarations(c.factory(mount, env)).has(tool)).toBe(false);
+        }
+        expect(outbound).not.toHaveBeenCalled();
+      });
 
     it.each(names.filter((n) => c.tools[n]?.asks === "never"))("%s answers without a channel: it never asks", async (tool) => {
       vi.stubGlobal(

@@ -130,21 +130,23 @@ describe("issue 13 #1: a value that binds the approval is never cut", () => {
     expect(buildPrompt("s", spec(long, false)).split("\n").at(-1)).toBe(`  To: ${"y".repeat(MAX_VALUE_CHARS)}… [cut: 450 characters in all]`);
   });
 
-  it("issue 13 #1: refuses a prompt over the approval service's 4 KiB cap before anyone is asked", () => {
+  it("issue 13 #1: refuses a prompt over the approval service's cap before anyone is asked", () => {
     expect(MAX_PROMPT_BYTES).toBe(MAX_MESSAGE_BYTES);
-    const values = Array.from({ length: 6 }, (_, i) => ({ label: `To ${i}`, value: "z".repeat(800) }));
-    expect(() => buildPrompt("gmail", { heading: "h", consequence: "c", values })).toThrow(/the prompt would be \d+ bytes, more than the 4096 the approval service takes/);
-    // Multi-byte text counts in bytes, as the approval service counts it.
+    // Every value within its own limit; together over the cap (contract/elicitation.ts MAX_PROMPT_BYTES).
+    const count = Math.ceil(MAX_PROMPT_BYTES / 800) + 1;
+    const values = Array.from({ length: count }, (_, i) => ({ label: `To ${i}`, value: "z".repeat(800) }));
+    expect(() => buildPrompt("gmail", { heading: "h", consequence: "c", values })).toThrow(new RegExp(`the prompt would be \\d+ bytes, more than the ${MAX_PROMPT_BYTES} the approval service takes`));
+    // Multi-byte text counts in bytes, as the approval service counts it: as many characters in 3 bytes each are over it.
     expect(() =>
       buildPrompt("gmail", {
         heading: "h",
         consequence: "c",
-        values: [
-          { label: "Subject", value: "東".repeat(999) },
-          { label: "Note", value: "東".repeat(400) },
-        ],
+        values: Array.from({ length: Math.ceil(count / 3) + 1 }, (_, i) => ({ label: `To ${i}`, value: "東".repeat(800) })),
       }),
     ).toThrow(PromptRefusal);
+    expect(() =>
+      buildPrompt("gmail", { heading: "h", consequence: "c", values: Array.from({ length: Math.ceil(count / 3) + 1 }, (_, i) => ({ label: `To ${i}`, value: "z".repeat(800) })) }),
+    ).not.toThrow();
   });
 });
 

@@ -61,6 +61,7 @@ export function createGmailFake(): { app: Hono<Env>; store: GmailStore } {
       path,
       query: Object.fromEntries(new URL(c.req.url).searchParams),
       account: store.accountFor(c.req.header("authorization"))?.email ?? null,
+      bearer: /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? null,
       contentType: c.req.header("content-type") ?? null,
       bytes: length,
       status: 0,
@@ -85,8 +86,12 @@ export function createGmailFake(): { app: Hono<Env>; store: GmailStore } {
     if (CLIENTS[clientId] === undefined || CLIENTS[clientId].secret !== form.get("client_secret")) return c.json({ error: "invalid_client", error_description: SECRET_MARKER }, 401);
     const grant = GRANTS[form.get("refresh_token") ?? ""];
     if (grant === undefined || grant.clientId !== clientId) return c.json({ error: "invalid_grant", error_description: `${SECRET_MARKER}: Token has been expired or revoked.` }, 400);
-    if (last !== undefined) last.account = grant.email;
-    return c.json({ access_token: store.mint(grant.email), expires_in: store.expiresIn, token_type: "Bearer", scope: "https://www.googleapis.com/auth/gmail.modify" });
+    const minted = store.mint(grant.email);
+    if (last !== undefined) {
+      last.account = grant.email;
+      last.minted = minted;
+    }
+    return c.json({ access_token: minted, expires_in: store.expiresIn, token_type: "Bearer", scope: "https://www.googleapis.com/auth/gmail.modify" });
   });
 
   const users = new Hono<Env>();

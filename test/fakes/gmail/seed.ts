@@ -1,5 +1,6 @@
 // The Gmail fake's accounts and starting mailboxes. Values are for 127.0.0.1 only; they match the dev vars in
-// bundles/google/wrangler.toml.
+// bundles/google/.dev.vars.example. A mailbox may be opened by more than one client: the read-only mount
+// (gmail-ro) reads the person's mailbox with an OAuth client and refresh token of its own.
 
 export interface FakeClient {
   secret: string;
@@ -13,12 +14,14 @@ export interface FakeGrant {
 export const CLIENTS: Record<string, FakeClient> = {
   "dev-gmail-client-person": { secret: "dev-gmail-secret-person-0123456789abcdef0123456789abcdef" },
   "dev-gmail-client-agent": { secret: "dev-gmail-secret-agent-0123456789abcdef0123456789abcdef" },
+  "dev-gmail-client-reader": { secret: "dev-gmail-secret-reader-0123456789abcdef0123456789abcdef" },
 };
 
 /** Refresh token -> the client it was issued to and the mailbox it opens. */
 export const GRANTS: Record<string, FakeGrant> = {
   "dev-gmail-refresh-person-0123456789abcdef0123456789abcdef": { clientId: "dev-gmail-client-person", email: "person@example.com" },
   "dev-gmail-refresh-agent-0123456789abcdef0123456789abcdef": { clientId: "dev-gmail-client-agent", email: "agent@example.com" },
+  "dev-gmail-refresh-reader-0123456789abcdef0123456789abcdef": { clientId: "dev-gmail-client-reader", email: "person@example.com" },
 };
 
 export interface SeedMessage {

@@ -27,6 +27,10 @@ export interface RecordedGmailRequest {
   account: string | null;
   /** On token requests: the client_id sent (never the secret). */
   clientId?: string;
+  /** On token requests: the access token the fake minted, so a test can tell whose token a later request carried. */
+  minted?: string;
+  /** The bearer token the request carried, or null (the fake's own access tokens only: they open nothing real). */
+  bearer: string | null;
   contentType: string | null;
   bytes: number;
   status: number;
@@ -155,7 +159,7 @@ export class GmailStore {
     this.clearRecords();
     this.expiresIn = 3600;
     let clock = Date.UTC(2026, 2, 2);
-    for (const { email } of Object.values(GRANTS)) {
+    for (const email of new Set(Object.values(GRANTS).map((g) => g.email))) {
       const seed = seedMailbox(email);
       const account: Account = { email, messages: new Map(), drafts: new Map() };
       const tick = () => {

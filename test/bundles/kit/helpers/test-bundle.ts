@@ -91,6 +91,8 @@ export function kitServer(mount: string): McpServer {
         values: [
           { label: "From", value: "INBOX" },
           { label: "To", value: t.to },
+          // One line per message beyond the first few, so a large enough move builds a prompt over the service's cap.
+          ...t.uids.slice(3).map((uid) => ({ label: "Message", value: uid })),
         ],
       }),
       act: async (t) => {

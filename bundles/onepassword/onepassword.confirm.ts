@@ -1,0 +1,210 @@
+// How a 1Password tool asks: the kit's preflight, prompt, askPerson and send gate, in the order runGuarded uses
+// them, with what this bundle needs on top. A declined reveal still answers, every sensitive value withheld
+// (docs/rules.md R-OP-2); a waiver on the roster (skipConfirmations) waives nothing here, since a reveal and a share
+// always ask (R-OP-4); a create goes unasked only under the mount's own provisioning posture (R-OP-5); and the
+// upstream variables that would have decided instead are ignored, with a warning naming each (R-OP-3).
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { slugNamespace } from "../../contract/slug";
+import { audit, auditTrail } from "../kit/audit";
+import { askPerson, auditRefusal, type Preflight, preflight } from "../kit/confirm";
+import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
+import { type GatedWrite, GateRefusal, gatedWrite } from "../kit/gate";
+import { elicitationPosture } from "../kit/posture";
+import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "../kit/prompt";
+import { currentScope } from "../kit/scope";
+import { type OnePasswordClient, OnePasswordError, SHARED_MOUNT } from "./onepassword.client";
+
+/** The variable a provisioning mount sets, under its own namespace, to "false". */
+export const PROVISIONING_VARIABLE = "OP_ELICITATION_WRITE";
+/** The upstream tool's posture switches: as bare variables they would decide for every mount, so none is read. */
+export const IGNORED_VARIABLES = ["OP_ELICITATION_READ", "OP_ELICITATION_WRITE", "DANGEROUSLY_SKIP_ELICITATIONS", "OP_WHITELISTED_ITEMS"] as const;
+
+export const METADATA_HINT = "onepassword_get_item_metadata answers without asking anyone, for a caller that only needs to know that an item exists and what it holds";
+export const WAIVER_REASON =
+  'this slug waives confirmations (skipConfirmations), but a 1Password reveal, share or create always asks a person: no roster setting waives it (a create goes unasked only where the mount\'s own OP_ELICITATION_WRITE is "false")';
+
+/**
+ * Whether the mount's creates are answered accept inside the bundle: its own `<MOUNT>__OP_ELICITATION_WRITE` is
+ * exactly "false". Any other value asks, a bare OP_ELICITATION_WRITE is never read, and the shared mount always
+ * asks: its slugs share one account, so none of them may turn asking off for the others.
+ */
+export function provisioningPosture(mount: string, env: Record<string, unknown>): boolean {
+  return mount !== SHARED_MOUNT && env[`${slugNamespace(mount)}${PROVISIONING_VARIABLE}`] === "false";
+}
+
+/** The variables set on this Worker that the bundle ignores, for this mount. */
+export function ignoredVariables(mount: string, env: Record<string, unknown>): string[] {
+  const found: string[] = IGNORED_VARIABLES.filter((name) => env[name] !== undefined);
+  const shared = `${slugNamespace(SHARED_MOUNT)}${PROVISIONING_VARIABLE}`;
+  if (mount === SHARED_MOUNT && env[shared] !== undefined) found.push(shared);
+  return found;
+}
+
+/** One warning line per ignored variable, naming it and never its value. Returns the names. */
+export function warnIgnoredVariables(mount: string, env: Record<string, unknown>, log: (line: string) => void = (line) => console.warn(line)): string[] {
+  const found = ignoredVariables(mount, env);
+  for (const variable of found) {
+    const effect = IGNORED_VARIABLES.includes(variable as (typeof IGNORED_VARIABLES)[number])
+      ? 'ignored: strad decides whether a 1Password tool asks; a reveal and a share always ask, and a create asks unless the mount\'s own <MOUNT>__OP_ELICITATION_WRITE is "false"'
+      : "ignored: the shared /onepassword mount always asks before a create; the provisioning posture is for a slug on its own path";
+    log(JSON.stringify({ event: "onepassword_variable_ignored", mount, variable, effect }));
+  }
+  return found;
+}
+
+export interface Words {
+  /** What the answer says did not happen: "Nothing was revealed." */
+  nothing: string;
+}
+
+export interface ConfirmedTool<A, T> {
+  words: Words;
+  /** Creates only: answered unasked under the mount's provisioning posture. */
+  provisioning: boolean;
+  /** Why this client cannot serve the tool at all (a share on Connect), checked before anything is read. */
+  unsupported?: (client: OnePasswordClient) => string | undefined;
+  /** Reads what the call would act on; throws OnePasswordError (or InputError) with a reason to show. */
+  resolve: (args: A, client: OnePasswordClient) => Promise<T>;
+  /** Whether this target needs a person: a reveal asks only when a sensitive value would be shown. */
+  asks: (target: T) => boolean;
+  fingerprint: (target: T) => FingerprintInput;
+  prompt: (target: T) => PromptSpec;
+  /** Carries the call out: `asked` when a person said yes (a write then needs that yes at the gate). */
+  act: (target: T, run: { client: OnePasswordClient; write: GatedWrite; asked: boolean }) => Promise<CallToolResult>;
+  /** The answer when no yes came: a reveal answers the items with every sensitive value withheld. */
+  notDone: (target: T, why: string) => CallToolResult;
+}
+
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InputError";
+  }
+}
+
+export function text(message: string, isError = false): CallToolResult {
+  return { content: [{ type: "text", text: message }], ...(isError ? { isError: true } : {}) };
+}
+
+/** A refusal before anything is read; one that stems from asking points at the tool that never asks. */
+export function refusal(reason: string, hint = true): CallToolResult {
+  return text(`Refused: ${reason}. Nothing was read, revealed or written${hint ? `; ${METADATA_HINT}` : ""}.`, true);
+}
+
+const NOT_DONE: Record<"decline" | "cancel" | "expired", string> = {
+  decline: "the person declined",
+  cancel: "the approval was cancelled",
+  expired: "the approval expired before anyone answered",
+};
+
+/** A failure's reason as shown: ours word for word, anything else by its kind only. */
+export function reasonOf(error: unknown, what: string): string {
+  if (error instanceof OnePasswordError || error instanceof InputError || error instanceof GateRefusal) return error.message;
+  return `${what} (${error instanceof Error ? cleanLine(error.name, 60) : "error"})`;
+}
+
+type Ready = { ok: true; pre: Extract<Preflight, { ok: true }> | undefined } | { ok: false; answer: CallToolResult };
+
+/** Whether the call may go on, before anything is read: the provisioning posture needs no channel; everything else a person's. */
+function ready(unasked: boolean): Ready {
+  const scope = currentScope();
+  // A container-wide switch refuses every guarded call, the provisioning posture's included (docs/rules.md R-CHAN-10).
+  if (unasked && elicitationPosture(scope.env).ok) return { ok: true, pre: undefined };
+  const pre = preflight();
+  if (!pre.ok) {
+    auditRefusal(pre);
+    return { ok: false, answer: refusal(pre.reason) };
+  }
+  if (pre.mode === "skip") {
+    audit("refused", { reason: "no_channel" }, scope);
+    return { ok: false, answer: refusal(WAIVER_REASON) };
+  }
+  return { ok: true, pre };
+}
+
+export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, clientFor: () => OnePasswordClient): Promise<CallToolResult> {
+  const scope = currentScope();
+  const call = scope.call;
+  if (call === undefined) {
+    audit("refused", { reason: "not_a_tool_call" }, scope);
+    return refusal("this request is not a tool call");
+  }
+  const unasked = tool.provisioning && provisioningPosture(scope.mount, scope.env);
+  const gate = ready(unasked);
+  if (!gate.ok) return gate.answer;
+
+  let client: OnePasswordClient;
+  try {
+    client = clientFor();
+  } catch (error) {
+    return refusal(reasonOf(error, "the mount's 1Password client could not be made"), false);
+  }
+  const unsupported = tool.unsupported?.(client);
+  if (unsupported !== undefined) return text(`Not done: ${unsupported}. ${tool.words.nothing}`, true);
+
+  let target: T;
+  try {
+    target = await tool.resolve(args, client);
+  } catch (error) {
+    return text(`Not done: ${reasonOf(error, "1Password could not be read")}. ${tool.words.nothing}`, true);
+  }
+  const approvedFingerprint = await fingerprint(tool.fingerprint(target));
+  const trail = auditTrail(scope);
+  if (trail !== undefined) trail.fingerprint = approvedFingerprint;
+
+  if (gate.pre === undefined || !tool.asks(target)) {
+    // Nothing to ask about (a reveal with no sensitive value), or the provisioning posture: the gate still
+    // checks every write, bound to this target, and claims the call when the gateway registered one.
+    call.approval = { fingerprint: approvedFingerprint, approved: false };
+    return act(tool, target, client, false);
+  }
+
+  let message: string;
+  try {
+    message = buildPrompt(gate.pre.slug, tool.prompt(target));
+  } catch (error) {
+    if (error instanceof PromptRefusal) {
+      audit("refused", { reason: error.code === "too_large" ? "prompt_too_large" : "prompt_value_too_long" }, scope);
+      return text(`Not done: ${error.message}, so no one was asked. ${tool.words.nothing}`, true);
+    }
+    throw error;
+  }
+  const decision = await askPerson({ message });
+  switch (decision.kind) {
+    case "refused":
+      return refusal(decision.reason);
+    case "failed":
+      // The approval service's failure names its status only; nothing is revealed or written.
+      return text(`Not done: ${decision.reason}. ${tool.words.nothing}`, true);
+    case "not-approved":
+      return tool.notDone(target, `${NOT_DONE[decision.answer]}${decision.why ? ` (${cleanLine(decision.why)})` : ""}`);
+    case "approved":
+      break;
+  }
+
+  // The approval covers the items the person saw; what is acted on is the items as they stand now.
+  let live: T;
+  try {
+    live = await tool.resolve(args, client);
+  } catch (error) {
+    return text(`Not done: ${reasonOf(error, "1Password could not be read")}. ${tool.words.nothing}`, true);
+  }
+  if ((await fingerprint(tool.fingerprint(live))) !== approvedFingerprint) {
+    audit("refused", { reason: "target_changed" }, scope);
+    return tool.notDone(target, "the items changed after they were approved, so the approval does not cover them");
+  }
+  if (scope.signal.aborted) {
+    audit("cancelled", { reason: "caller_left" }, scope);
+    return tool.notDone(target, `${NOT_DONE.cancel} (the call was dropped)`);
+  }
+  call.approval = { fingerprint: approvedFingerprint, approved: true };
+  return act(tool, live, client, true);
+}
+
+async function act<A, T>(tool: ConfirmedTool<A, T>, target: T, client: OnePasswordClient, asked: boolean): Promise<CallToolResult> {
+  try {
+    return await tool.act(target, { client, write: gatedWrite, asked });
+  } catch (error) {
+    return text(`Not done: ${reasonOf(error, "the 1Password request could not be completed")}.`, true);
+  }
+}

@@ -1,0 +1,56 @@
+// A 1Password reveal approved by a person in a real browser: onepassword_get_item through the gateway raises one prompt on the approval service's review page, naming the slug, each item and the fields it would reveal and no value; ticking the box and accepting reveals exactly those values to the caller.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mintSession } from "../../../approvals/dev-api.mjs";
+import { launchChromium } from "../../e2e/browser";
+import { bearer, connectModern, FAKES, ROOT, TOKENS, textOf } from "../../e2e/helpers";
+import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
+
+const SHOTS = join(ROOT, "test-output", "screenshots");
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("the review page", () => {
+  it("a person approves one 1Password reveal on the page, and the caller gets exactly the values the card named", async () => {
+    await (await fetch(`${FAKES}/onepassword/_fake/reset`, { method: "POST" })).body?.cancel();
+    const session = await mintSession();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(session.reviewUrl);
+    await page.getByTestId("dev-mode-banner").waitFor();
+    const client = await connectModern("onepassword", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });
+    const call = client.callTool("onepassword_get_item", { items: [{ vault_id: IDS.engineering, item_id: IDS.github }] }).finally(() => client.close());
+    const card = page.getByTestId("prompt").first();
+    await card.waitFor({ timeout: 15_000 });
+    const message = await card.getByTestId("prompt-message").innerText();
+    expect(message).toContain("onepassword: This will reveal 1 sensitive field(s) of 1 1Password item(s) to the caller.");
+    const labels = await card.getByTestId("prompt-value-label").allTextContents();
+    const values = await card.getByTestId("prompt-value").allTextContents();
+    expect(labels.map((l, i) => [l, values[i]])).toEqual([
+      ["Item:", `Engineering / GitHub (${IDS.github})`],
+      ["Reveals:", "password"],
+    ]);
+    // The card names the field; it never shows a value.
+    expect(await card.innerText()).not.toContain(SECRET_PREFIX);
+    await page.screenshot({ path: join(SHOTS, "review-onepassword-reveal.png"), fullPage: true });
+    expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
+    await card.getByTestId("prompt-confirm").check();
+    await card.getByTestId("prompt-accept").click();
+    const result = await call;
+    expect(result.isError).not.toBe(true);
+    const json = JSON.parse(textOf(result)) as { items: { title: string; fields: { label: string; value: string }[] }[]; _credentialsRevealed: boolean };
+    expect(json._credentialsRevealed).toBe(true);
+    expect(json.items[0]?.fields.find((f) => f.label === "password")?.value).toBe(SECRETS.github);
+    await expect.poll(async () => card.getAttribute("data-status")).toBe("accept");
+    await page.close();
+  });
+});
