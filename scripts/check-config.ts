@@ -146,6 +146,15 @@ export function checkBundles(roster: Roster, tree: BundleTree): RosterError[] {
       errors.push({ path: `servers[${i}].path`, message: `${slug} mounts ${s.path}, which ${where} does not serve; its ${MANIFEST} lists ${manifest.mounts.join(", ")}` });
     }
     if (manifest.toolGroups !== undefined) errors.push(...checkToolGroups(s, i, manifest.toolGroups));
+    // A credential is a secret: never a roster env value (plain text here, a plain var once deployed), and a bare
+    // one would be rendered bundle-wide, where a shared mount reads bare credentials (docs/rules.md R-CONF-15).
+    const own = slugNamespace(s.slug);
+    for (const name of Object.keys(s.env)) {
+      const base = name.startsWith(own) ? name.slice(own.length) : name;
+      if (manifest.secrets.includes(base)) {
+        errors.push({ path: `servers[${i}].env.${name}`, message: `${base} is one of ${where}'s credentials (its ${MANIFEST} secrets): seed it with wrangler secret put, never in the roster's env` });
+      }
+    }
   });
   errors.push(...checkWaivedMounts(roster, bindings));
   return errors;

@@ -98,12 +98,13 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     // message is then held to its own slug's cap below (docs/rules.md R-LIMIT-4).
     const selection = selectServers(roster, caller, new URL(c.req.url).searchParams.get("servers"));
     const readCap = readCapFor(selection);
-    const body = await readCountedText(c.req.raw, readCap);
+    // Above the default cap the body is decoded strictly: a lenient decoder turns each invalid byte into a
+    // 3-byte U+FFFD, so 8 MiB of them would be forwarded as 24 MiB, past the memory R-LIMIT-4 budgets.
+    const strict = readCap > DEFAULT_MAX_REQUEST_BYTES;
+    const body = await readCountedText(c.req.raw, readCap, strict);
     if (!body.ok) {
-      return finish(
-        body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${readCap} bytes`) : rpcError(400, RpcCode.ParseError, "the request body could not be read"),
-        "bad_body",
-      );
+      const unreadable = strict ? "the request body could not be read as UTF-8" : "the request body could not be read";
+      return finish(body.tooLarge ? rpcError(413, RpcCode.InvalidRequest, `the request body is larger than ${readCap} bytes`) : rpcError(400, RpcCode.ParseError, unreadable), "bad_body");
     }
     let message: unknown;
     try {

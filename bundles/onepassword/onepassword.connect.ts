@@ -199,10 +199,17 @@ export class ConnectClient implements OnePasswordClient {
       response = await door.write(`${this.base}/v1/vaults/${item.vaultId}/items`, init, door.options);
     } catch (error) {
       if (error instanceof GateRefusal) throw error;
-      throw new OnePasswordError(signal.aborted ? `the call was dropped while the request to ${CONNECT} was in flight, so whether it created the item is unknown` : `${CONNECT} could not be reached`);
+      // Past the gate the request may have reached Connect before it failed: nobody can say it created nothing.
+      const why = signal.aborted ? "the call was dropped while the request was in flight" : "the request failed before an answer came back";
+      throw new OnePasswordError(`${why}, so whether ${CONNECT} created the item is unknown`, undefined, true);
     }
     await checkStatus(response);
-    return summaryOf(parsed(ItemRefSchema, await readJson(response)));
+    try {
+      return summaryOf(parsed(ItemRefSchema, await readJson(response)));
+    } catch {
+      // A 2xx is Connect's word that the item exists; only its answer was unusable.
+      throw new OnePasswordError(`${CONNECT} answered HTTP ${response.status}, so the item was created, but its answer could not be read`, response.status, true);
+    }
   }
 
   async shareItem(): Promise<{ url: string }> {

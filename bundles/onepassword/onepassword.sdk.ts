@@ -168,6 +168,8 @@ export class ServiceAccountClient implements OnePasswordClient {
     const signal = currentScope().signal;
     let result: { value: T } | undefined;
     let failure: unknown;
+    // Set once the gate let the write out: from then on a failure may have come after 1Password acted.
+    let released = false;
     try {
       await door.write(
         `op-sdk://${this.mount}/${what.replaceAll(" ", "-")}`,
@@ -175,6 +177,7 @@ export class ServiceAccountClient implements OnePasswordClient {
         {
           ...door.options,
           fetch: async () => {
+            released = true;
             try {
               result = { value: await work(await this.client()) };
               return new Response(null, { status: 201 });
@@ -187,9 +190,10 @@ export class ServiceAccountClient implements OnePasswordClient {
       );
     } catch (error) {
       if (error instanceof GateRefusal) throw error;
-      throw new OnePasswordError(signal.aborted ? `the call was dropped while ${SDK} was asked to ${what}, so whether it did is unknown` : sdkReason(failure ?? error, what));
+      if (signal.aborted && released) throw new OnePasswordError(`the call was dropped while ${SDK} was asked to ${what}, so whether it did is unknown`, undefined, true);
+      throw new OnePasswordError(released ? `${sdkReason(failure ?? error, what)}; whether it did ${what} is unknown` : sdkReason(failure ?? error, what), undefined, released);
     }
-    if (result === undefined) throw new OnePasswordError(sdkReason(failure, what));
+    if (result === undefined) throw new OnePasswordError(sdkReason(failure, what), undefined, released);
     return result.value;
   }
 

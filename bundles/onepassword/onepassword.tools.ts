@@ -10,6 +10,7 @@ import { type DeclaredAnnotations, declareGuard, type GuardKind } from "../kit/g
 import type { PromptSpec, PromptValue } from "../kit/prompt";
 import { activeScope, currentScope } from "../kit/scope";
 import {
+  afterFailedWrite,
   credentialsFor,
   type Item,
   type ItemSummary,
@@ -40,6 +41,14 @@ export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set([
 
 /** At most this many items per call: one prompt lists them all, and each costs a read or a write. */
 export const MAX_BATCH = 20;
+/**
+ * A create batch is smaller, and its shown values shorter than a form might allow, so that the largest legal
+ * create builds a prompt within the approval service's cap (contract/elicitation.ts MAX_PROMPT_BYTES): every
+ * value a person is shown is shown whole, so a limit the prompt cannot carry would be a create nobody can approve
+ * (docs/rules.md R-LIMIT-1; test/bundles/onepassword/prompt-limits.unit.test.ts builds the largest one).
+ */
+export const MAX_CREATE_BATCH = 10;
+export const CREATE_LIMITS = { title: 200, username: 200, url: 500, tags: 10, tagChars: 32, keyType: 100 } as const;
 export const MAX_SHARE_BATCH = 10;
 
 const READS: DeclaredAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
@@ -67,9 +76,9 @@ const vaultId = z.string().regex(OP_ID).describe("The vault's 1Password id (26 l
 const itemId = z.string().regex(OP_ID).describe("The item's 1Password id (26 lower-case letters and digits), from onepassword_list_items.");
 const ItemRef = z.object({ vault_id: vaultId, item_id: itemId });
 type ItemRefArgs = z.infer<typeof ItemRef>;
-const title = z.string().min(1).max(200).describe("The item's title.");
-const tags = z.array(z.string().min(1).max(64)).max(20).optional().describe("Tags to put on the item.");
-const url = z.string().url().max(2_000).optional().describe("The website the item is for, e.g. https://example.com/login.");
+const title = z.string().min(1).max(CREATE_LIMITS.title).describe("The item's title.");
+const tags = z.array(z.string().min(1).max(CREATE_LIMITS.tagChars)).max(CREATE_LIMITS.tags).optional().describe("Tags to put on the item.");
+const url = z.string().url().max(CREATE_LIMITS.url).optional().describe("The website the item is for, e.g. https://example.com/login.");
 
 function json(value: unknown): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(value, null, 1) }] };
@@ -229,7 +238,7 @@ export function createPrompt(target: CreateTarget): PromptSpec {
         return { label: f.label, value: f.value };
       }),
       ...i.urls.map((href): PromptValue => ({ label: "Website", value: href })),
-      ...(i.tags.length === 0 ? [] : [{ label: "Tags", value: i.tags.join(", ") }]),
+      ...i.tags.map((tag): PromptValue => ({ label: "Tag", value: tag })),
     ]),
   };
 }
@@ -257,7 +266,8 @@ function createTool<A extends { vault_id: string }>(tool: string, items: (args: 
           created.push(await run.client.createItem(item, { write: run.write, options }));
         } catch (error) {
           const reason = reasonOf(error, "the create failed");
-          const done = created.length > 0 ? ` Created before it: ${created.map((c) => `${c.title} (${c.id})`).join(", ")}.` : /nothing was created$/.test(reason) ? "" : " Nothing was created.";
+          const before = created.length > 0 ? ` Created before it: ${created.map((c) => `${c.title} (${c.id})`).join(", ")}.` : "";
+          const done = `${before}${afterFailedWrite(error, reason, created.length > 0 ? "Nothing after it was created." : "Nothing was created.", "Check the vault before trying again: a retry may create it twice.")}`;
           return text(`Not done: item ${i + 1} (${item.title}): ${reason}.${done}`, true);
         }
       }
@@ -269,7 +279,7 @@ function createTool<A extends { vault_id: string }>(tool: string, items: (args: 
 
 const LoginItem = z.object({
   title,
-  username: z.string().max(500).optional().describe("The login's username, stored in the item."),
+  username: z.string().max(CREATE_LIMITS.username).optional().describe("The login's username, stored in the item."),
   password: z.string().min(1).max(1_000).optional().describe("The password to store (concealed). It is never shown in the approval prompt."),
   url,
   tags,
@@ -278,12 +288,12 @@ const NoteItem = z.object({ title, note: z.string().min(1).max(100_000).describe
 const ApiItem = z.object({
   title,
   secret: z.string().min(1).max(10_000).describe("The API key or secret to store (concealed). It is never shown in the approval prompt."),
-  username: z.string().max(500).optional().describe("A username that goes with the key, stored in the item."),
-  key_type: z.string().max(100).optional().describe('What kind of key it is, e.g. "bearer".'),
+  username: z.string().max(CREATE_LIMITS.username).optional().describe("A username that goes with the key, stored in the item."),
+  key_type: z.string().max(CREATE_LIMITS.keyType).optional().describe('What kind of key it is, e.g. "bearer".'),
   url,
   tags,
 });
-const batch = <T extends z.ZodTypeAny>(item: T) => z.array(item).min(1).max(MAX_BATCH);
+const batch = <T extends z.ZodTypeAny>(item: T) => z.array(item).min(1).max(MAX_CREATE_BATCH);
 
 const newItem = (vault: string, category: NewItem["category"], t: string, fields: (NewField | undefined)[], href: string | undefined, itemTags: string[] | undefined): NewItem => ({
   vaultId: vault,
@@ -355,7 +365,8 @@ const shareTool: ConfirmedTool<{ items: ItemRefArgs[]; expires?: ShareExpiry; on
         shared.push({ vault_id: e.item.vaultId, item_id: e.item.id, title: e.item.title, url: link.url });
       } catch (error) {
         const reason = reasonOf(error, "the share failed");
-        const done = shared.length > 0 ? ` Shared before it: ${shared.map((s) => s.title).join(", ")}.` : /nothing was shared$/.test(reason) ? "" : " Nothing was shared.";
+        const before = shared.length > 0 ? ` Shared before it: ${shared.map((s) => s.title).join(", ")}.` : "";
+        const done = `${before}${afterFailedWrite(error, reason, shared.length > 0 ? "Nothing after it was shared." : "Nothing was shared.", "Whether a link was made is unknown.")}`;
         return text(`Not done: item ${i + 1} (${e.item.title}): ${reason}.${done}`, true);
       }
     }
@@ -434,7 +445,7 @@ export function onepasswordServer(mount: string, env: Record<string, unknown>): 
     "always",
     {
       description: "Creates login items (title, username, password, website) in a vault. A person is asked first, once for the whole batch, and shown every item but no password.",
-      inputSchema: z.object({ vault_id: vaultId, items: batch(LoginItem).describe(`The logins to create (at most ${MAX_BATCH}).`) }),
+      inputSchema: z.object({ vault_id: vaultId, items: batch(LoginItem).describe(`The logins to create (at most ${MAX_CREATE_BATCH}).`) }),
       annotations: CREATES,
     },
     createTool("onepassword_create_login", (args: { vault_id: string; items: z.infer<typeof LoginItem>[] }) =>
@@ -460,7 +471,7 @@ export function onepasswordServer(mount: string, env: Record<string, unknown>): 
     "always",
     {
       description: "Creates secure notes in a vault. A person is asked first, once for the whole batch, and shown every title but no note body.",
-      inputSchema: z.object({ vault_id: vaultId, items: batch(NoteItem).describe(`The notes to create (at most ${MAX_BATCH}).`) }),
+      inputSchema: z.object({ vault_id: vaultId, items: batch(NoteItem).describe(`The notes to create (at most ${MAX_CREATE_BATCH}).`) }),
       annotations: CREATES,
     },
     createTool("onepassword_create_secure_note", (args: { vault_id: string; items: z.infer<typeof NoteItem>[] }) =>
@@ -475,7 +486,7 @@ export function onepasswordServer(mount: string, env: Record<string, unknown>): 
     {
       description:
         "Creates API-credential items (the key, and optionally a username, its kind and a website) in a vault. A person is asked first, once for the whole batch, and shown every item but no key.",
-      inputSchema: z.object({ vault_id: vaultId, items: batch(ApiItem).describe(`The API credentials to create (at most ${MAX_BATCH}).`) }),
+      inputSchema: z.object({ vault_id: vaultId, items: batch(ApiItem).describe(`The API credentials to create (at most ${MAX_CREATE_BATCH}).`) }),
       annotations: CREATES,
     },
     createTool("onepassword_create_api_credential", (args: { vault_id: string; items: z.infer<typeof ApiItem>[] }) =>

@@ -149,6 +149,18 @@ const ECHO_WAIVED = "  - slug: echo-waived\n    kind: bundle\n    bundle: ECHO\n
 describe("each bundle server against the tree it deploys with", () => {
   const tree = readBundleTree(ROOT) as BundleTree;
 
+  it.each([
+    ["a bare credential, which would reach the shared mount", "OP_CONNECT_HOST", "OP_CONNECT_HOST"],
+    ["the slug's own credential", "ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN", "OP_CONNECT_TOKEN"],
+  ])("issue 16 review: refuses %s in a server's env, naming it and never its value", (_what, name, base) => {
+    const env = '    env:\n      ONEPASSWORD_PROVISIONING__OP_ELICITATION_WRITE: "false"\n';
+    const planted = rosterWith(env, `${env}      ${name}: "https://connect.corp.test/value-0123"\n`);
+    const r = checkConfigText(planted, tree);
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual([expect.stringMatching(new RegExp(`^servers\\[\\d+\\]\\.env\\.${name}: ${base} is one of bundle ONEPASSWORD \\(bundles/onepassword\\)'s credentials`))]);
+    expect(r.lines.join("\n")).not.toContain("value-0123");
+  });
+
   it.each(["strad.config.yaml", "strad.dev.yaml"])("the checked-in %s passes against this tree, whose bundles each list their mounts", (file) => {
     expect(checkConfigText(readFileSync(join(ROOT, file), "utf8"), tree)).toEqual({ ok: true, lines: ["ok"] });
     expect(tree.bundles.map((b) => b.dir)).toEqual(expect.arrayContaining(["echo", "google"]));

@@ -127,6 +127,18 @@ describe("issue 15 #4: the gateway's cap is the slug's, and the schema says what
     expect(forwarded).toEqual([]);
   });
 
+  it("a selection with a larger cap decodes strictly: invalid UTF-8 is refused 400 before anything is forwarded, never tripled into U+FFFD", async () => {
+    const prefix = new TextEncoder().encode(sendBody(0).replace('"content_base64":""', '"content_base64":"'));
+    const tail = new TextEncoder().encode('"}]}}}');
+    // Well inside the 8 MiB cap as bytes; decoded leniently it would be three times as large.
+    const junk = new Uint8Array(2 * 1024 * 1024).fill(0xff);
+    const bytes = new Uint8Array([...prefix, ...junk, ...tail]);
+    const big = await serve(post("mail-big", new Blob([bytes]).stream()));
+    expect(big.status).toBe(400);
+    expect(errorOf(big.message)).toBe("the request body could not be read as UTF-8");
+    expect(forwarded).toEqual([]);
+  });
+
   it("holds a slug at its cap to the byte: a body of exactly the cap passes, one byte more is 413", async () => {
     const at = await serve(post("mail", sendBody(charsForBody(DEFAULT_MAX_REQUEST_BYTES))));
     expect(at.status, errorOf(at.message)).toBe(200);

@@ -33,6 +33,32 @@ describe("the sensitive-field rule", () => {
     ["STRING", "sim_pin", true],
     ["STRING", "simPin", true],
     ["STRING", "pin", true],
+    // Issue 16 review: the spellings, languages and look-alikes a label may use.
+    ["STRING", "passwd", true],
+    ["STRING", "pwd", true],
+    ["STRING", "PW", true],
+    ["STRING", "Wi-Fi pass", true],
+    ["STRING", "pass word", true],
+    ["STRING", "pass_word", true],
+    ["STRING", "Passwort", true],
+    ["STRING", "Kennwort", true],
+    ["STRING", "mot de passe", true],
+    ["STRING", "contraseña", true],
+    ["STRING", "пароль", true],
+    ["STRING", "Recovery codes", true],
+    ["STRING", "backup code", true],
+    ["STRING", "seed phrase", true],
+    ["STRING", "Seed", true],
+    ["STRING", "mnemonic", true],
+    ["STRING", "otp", true],
+    ["STRING", "2FA", true],
+    ["STRING", "security answer", true],
+    ["STRING", "pIN", true],
+    ["STRING", "PIn", true],
+    ["STRING", "p\u0430ssword", true],
+    ["STRING", "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44", true],
+    ["STRING", "pass\u200bword", true],
+    ["STRING", "to\u0301ken", true],
     // Plain fields stay plain: a note's body, a username, a website, a date.
     ["STRING", "notesPlain", false],
     ["STRING", "username", false],
@@ -43,13 +69,17 @@ describe("the sensitive-field rule", () => {
     ["STRING", "Shipping address", false],
     ["STRING", "spinner colour", false],
     ["STRING", "cardholder name", false],
+    ["STRING", "passenger name", false],
+    ["STRING", "compass heading", false],
+    ["STRING", "seeding date", false],
   ])("a %s field labelled %j is sensitive: %s", (type, label, sensitive) => {
     expect(isSensitive(field(type, label))).toBe(sensitive);
   });
 
   it("reads the field's id as well as its label, and a password purpose", () => {
-    expect(isSensitive(field("STRING", "Recovery", { id: "recovery_token" }))).toBe(true);
-    expect(isSensitive(field("STRING", "Recovery", { id: "recovery" }))).toBe(false);
+    // (A "Recovery" label is itself sensitive now: recovery codes. A neutral label shows the id alone deciding.)
+    expect(isSensitive(field("STRING", "Region", { id: "region_token" }))).toBe(true);
+    expect(isSensitive(field("STRING", "Region", { id: "region" }))).toBe(false);
     expect(isSensitive(field("STRING", "login", { purpose: "PASSWORD" }))).toBe(true);
     expect(isSensitive(field("STRING", "login", { purpose: "USERNAME" }))).toBe(false);
   });
