@@ -4,14 +4,16 @@
 // Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.
 import { Hono, type MiddlewareHandler } from "hono";
 import { APPROVER_META_KEY } from "../contract/channel";
-import { MAX_CREATE_BODY_BYTES, META_EXPIRES_AT, META_REQUEST_ID } from "../contract/elicitation";
-import { type AppEnv, jsonError, readJson, sessionStore } from "./http";
+import { MAX_CREATE_BODY_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_REVIEW_URL } from "../contract/elicitation";
+import { type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
 import { MAX_PENDING, MAX_PROMPTS } from "./settings";
-import { secretEquals, sessionFromToken } from "./tokens";
+import { promptReviewKey, secretEquals, sessionFromToken } from "./tokens";
 
 export const PROTOCOL_BASE = "/api/v1/elicitations/session";
+/** One prompt's own review page: `/prompt/<requestId>/<prompt review key>` (approvals/review.routes.ts). */
+export const PROMPT_REVIEW_BASE = "/prompt";
 /** The longest a poll carrying `Prefer: wait` is held. */
 export const MAX_WAIT_S = 25;
 /** Any JSON encoding of the largest message the service takes, and its envelope (contract/elicitation.ts, docs/rules.md R-LIMIT-2). */
@@ -92,8 +94,19 @@ const create = async (c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Resp
         return jsonError(429, `this session keeps at most ${MAX_PROMPTS} prompts and is full: mint a new session, or wait for the retention period to clear decided ones`);
     }
   }
-  return c.json({ requestId: parsed.prompt.requestId }, 201, { "cache-control": "no-store" });
+  const { requestId } = parsed.prompt;
+  // Asked for (META_REVIEW_URL: true in the create's _meta): where a person reviews this one prompt. Without the ask
+  // the answer is the protocol's own, { requestId }.
+  if (!wantsReviewUrl(body.value)) return c.json({ requestId }, 201, { "cache-control": "no-store" });
+  const key = await promptReviewKey(c.var.settings.secret, c.var.sessionId, requestId);
+  return c.json({ requestId, _meta: { [META_REVIEW_URL]: `${originOf(c)}${PROMPT_REVIEW_BASE}/${requestId}/${key}` } }, 201, { "cache-control": "no-store" });
 };
+
+/** Whether a (validated) create body's _meta asks where its prompt is reviewed. */
+function wantsReviewUrl(body: unknown): boolean {
+  const meta = (body as { _meta?: Record<string, unknown> })._meta;
+  return meta?.[META_REVIEW_URL] === true;
+}
 
 protocolRoutes.post(`${PROTOCOL_BASE}/:token/`, create);
 protocolRoutes.post(`${PROTOCOL_BASE}/:token`, create);

@@ -3,14 +3,16 @@
 // cannot find this page. Answering needs a person (person.ts), a CSRF token bound to that person and
 // a same-origin request; a decided or expired prompt is final.
 import { Hono, type MiddlewareHandler } from "hono";
-import { type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
+import { type AppContext, type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import reviewCss from "./page/review.client.css";
 import reviewJs from "./page/review.client.js";
 import { renderErrorPage, renderReviewPage } from "./page/review-page";
 import { identifyPerson } from "./person";
+import { REQUEST_ID } from "./prompt";
+import { PROMPT_REVIEW_BASE } from "./protocol.routes";
 import type { Decision, PromptRecord } from "./session-store";
 import { REVIEW_RECENT } from "./settings";
-import { constantTimeEqual, csrfToken, sessionFromReviewKey } from "./tokens";
+import { constantTimeEqual, csrfToken, sessionFromPromptReviewKey, sessionFromReviewKey } from "./tokens";
 
 export const CSRF_HEADER = "x-csrf-token";
 
@@ -66,27 +68,26 @@ const reviewer: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-export const reviewRoutes = new Hono<AppEnv>();
-reviewRoutes.get("/assets/review.js", asset(reviewJs, "text/javascript; charset=utf-8"));
-reviewRoutes.get("/assets/review.css", asset(reviewCss, "text/css; charset=utf-8"));
-// Hono's "/review/:key/*" also matches "/review/:key" itself.
-reviewRoutes.use("/review/:key/*", reviewer);
+/**
+ * One prompt's own page, `/prompt/<requestId>/<key>` (tokens.ts promptReviewKey): the same page and the same person
+ * checks, for that prompt alone. Its key names the session and the request together, so it opens nothing else.
+ */
+const promptReviewer: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const requestId = c.req.param("requestId") ?? "";
+  const html = c.req.method === "GET" && c.req.path === `${PROMPT_REVIEW_BASE}/${requestId}/${c.req.param("key") ?? ""}`;
+  const fail = (status: number, reason: string) => (html ? c.html(renderErrorPage(reason), status as 401) : jsonError(status, reason));
+  const sessionId = REQUEST_ID.test(requestId) ? await sessionFromPromptReviewKey(c.var.settings.secret, c.req.param("key") ?? "", requestId) : undefined;
+  if (sessionId === undefined) return fail(404, "There is no such review page. Ask the agent for the request's review URL again.");
+  const person = await identifyPerson(c.req.raw, c.var.settings);
+  if (!person.ok) return fail(person.status, person.reason);
+  c.set("sessionId", sessionId);
+  c.set("identity", person.identity);
+  c.set("devMode", person.devMode);
+  await next();
+};
 
-reviewRoutes.get("/review/:key", async (c) => {
-  if ((await sessionStore(c.env, c.var.sessionId).list()) === undefined) return c.html(renderErrorPage("This session no longer exists."), 404);
-  const csrf = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
-  const base = `/review/${c.req.param("key")}`;
-  return c.html(renderReviewPage({ devMode: c.var.devMode, identity: c.var.identity, csrf, base }), 200, { "cache-control": "no-store" });
-});
-
-reviewRoutes.get("/review/:key/prompts", async (c) => {
-  // Polled every 2 s: every pending prompt (at most 100) and only the most recent settled ones; older ones are counted.
-  const page = await sessionStore(c.env, c.var.sessionId).review(REVIEW_RECENT);
-  if (page === undefined) return jsonError(404, "This session no longer exists.");
-  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: page.prompts.map(view), olderSettled: page.older }, 200, { "cache-control": "no-store" });
-});
-
-reviewRoutes.post("/review/:key/prompts/:requestId/decision", async (c) => {
+/** A decision on the page (CSRF, same origin, the ticked box), on the prompt the route names. */
+async function decide(c: AppContext, requestId: string): Promise<Response> {
   // CSRF: a same-origin fetch with a custom header carrying a token bound to this session and person.
   const site = c.req.header("sec-fetch-site");
   const origin = c.req.header("origin");
@@ -106,8 +107,54 @@ reviewRoutes.post("/review/:key/prompts/:requestId/decision", async (c) => {
   const by = c.var.identity;
   // Dismiss clears an abandoned card: the prompt is cancelled (the protocol's `cancel`), which never acts.
   const decision: Decision = action === "accept" ? { action, content: { confirm: true }, by } : action === "dismiss" ? { action: "cancel", by } : { action, by };
-  const result = await sessionStore(c.env, c.var.sessionId).decide(c.req.param("requestId"), decision);
+  const result = await sessionStore(c.env, c.var.sessionId).decide(requestId, decision);
   if (result.ok) return c.json({ prompt: view(result.prompt) }, 200, { "cache-control": "no-store" });
   if (result.reason === "not_pending") return c.json({ error: refusal(result.prompt), prompt: view(result.prompt) }, 409, { "cache-control": "no-store" });
   return jsonError(404, result.reason === "unknown_session" ? "This session no longer exists." : "There is no such prompt in this session.");
+}
+
+export const reviewRoutes = new Hono<AppEnv>();
+reviewRoutes.get("/assets/review.js", asset(reviewJs, "text/javascript; charset=utf-8"));
+reviewRoutes.get("/assets/review.css", asset(reviewCss, "text/css; charset=utf-8"));
+// Hono's "/review/:key/*" also matches "/review/:key" itself.
+reviewRoutes.use("/review/:key/*", reviewer);
+
+reviewRoutes.get("/review/:key", async (c) => {
+  // Only whether the session exists: reading its prompts (up to 500 of up to 48 KiB) for that would cost megabytes a view.
+  if (!(await sessionStore(c.env, c.var.sessionId).live())) return c.html(renderErrorPage("This session no longer exists."), 404);
+  const csrf = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
+  const base = `/review/${c.req.param("key")}`;
+  return c.html(renderReviewPage({ devMode: c.var.devMode, identity: c.var.identity, csrf, base }), 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.get("/review/:key/prompts", async (c) => {
+  // Polled every 2 s: every pending prompt (at most 100) and only the most recent settled ones; older ones are counted.
+  const page = await sessionStore(c.env, c.var.sessionId).review(REVIEW_RECENT);
+  if (page === undefined) return jsonError(404, "This session no longer exists.");
+  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: page.prompts.map(view), olderSettled: page.older }, 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.post("/review/:key/prompts/:requestId/decision", (c) => decide(c, c.req.param("requestId")));
+
+// One prompt's own page: the same shell, its JSON holding that prompt alone, decisions on that prompt only.
+reviewRoutes.use(`${PROMPT_REVIEW_BASE}/:requestId/:key/*`, promptReviewer);
+
+reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key`, async (c) => {
+  if ((await sessionStore(c.env, c.var.sessionId).prompt(c.req.param("requestId"))) === undefined)
+    return c.html(renderErrorPage("There is no such prompt: it was deleted after its retention period, or its session no longer exists."), 404);
+  const csrf = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
+  const base = `${PROMPT_REVIEW_BASE}/${c.req.param("requestId")}/${c.req.param("key")}`;
+  return c.html(renderReviewPage({ devMode: c.var.devMode, identity: c.var.identity, csrf, base }), 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts`, async (c) => {
+  const prompt = await sessionStore(c.env, c.var.sessionId).prompt(c.req.param("requestId"));
+  if (prompt === undefined) return jsonError(404, "There is no such prompt in this session.");
+  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: [view(prompt)], olderSettled: 0 }, 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.post(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts/:decided/decision`, (c) => {
+  // This page decides its own prompt and no other.
+  if (c.req.param("decided") !== c.req.param("requestId")) return jsonError(404, "There is no such prompt on this page.");
+  return decide(c, c.req.param("requestId"));
 });

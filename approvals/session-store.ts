@@ -35,6 +35,10 @@ export interface SessionApi {
   create(prompt: NewPrompt, access: boolean): Promise<CreateResult>;
   poll(requestId: string, waitMs: number, access: boolean): Promise<PollResult>;
   list(): Promise<PromptRecord[] | undefined>;
+  /** Whether the session exists: what the review page's shell needs, without reading a single prompt. */
+  live(): Promise<boolean>;
+  /** One prompt as it stands (an expiry settled), for its own review page; undefined when the session or prompt is unknown. */
+  prompt(requestId: string): Promise<PromptRecord | undefined>;
   review(recent: number): Promise<ReviewList | undefined>;
   decide(requestId: string, decision: Decision): Promise<DecideResult>;
 }
@@ -179,10 +183,19 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
     return { ok: true, prompt, longPoll };
   }
 
+  async live(): Promise<boolean> {
+    return this.exists();
+  }
+
   async list(): Promise<PromptRecord[] | undefined> {
     if (!this.exists()) return undefined;
     this.settle(Date.now());
     return this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts ORDER BY created_at DESC").toArray().map(toRecord);
+  }
+
+  async prompt(requestId: string): Promise<PromptRecord | undefined> {
+    if (!this.exists()) return undefined;
+    return this.read(requestId);
   }
 
   /** What the review page polls every 2 s: every pending prompt (at most MAX_PENDING) and the `recent` latest settled ones. */

@@ -62,6 +62,22 @@ export const sessionFromToken = (secret: string, token: string) => verified(secr
 export const reviewKey = (secret: string, sessionId: string) => signed(secret, "review-key", sessionId);
 export const sessionFromReviewKey = (secret: string, key: string) => verified(secret, "review-key", key);
 
+/**
+ * The path segment of one prompt's own review page (`/prompt/<requestId>/<key>`), which a create may ask for
+ * (contract/elicitation.ts META_REVIEW_URL): it shows and decides that prompt alone, and reveals nothing about
+ * the session's review key or any other prompt. Answering there still needs a person (docs/rules.md R-APPR-4).
+ */
+export async function promptReviewKey(secret: string, sessionId: string, requestId: string): Promise<string> {
+  return `${sessionId}.${await mac(secret, "prompt-review-key", `${sessionId}\n${requestId}`)}`;
+}
+
+/** The session a prompt's review key names, for that request id only; undefined for anything the service did not mint. */
+export async function sessionFromPromptReviewKey(secret: string, key: string, requestId: string): Promise<string | undefined> {
+  const [sessionId, presented, ...rest] = key.split(".");
+  if (sessionId === undefined || presented === undefined || rest.length > 0 || !SESSION_ID.test(sessionId) || !MAC.test(presented)) return undefined;
+  return constantTimeEqual(presented, await mac(secret, "prompt-review-key", `${sessionId}\n${requestId}`)) ? sessionId : undefined;
+}
+
 /** The page's CSRF token, bound to the session and to who is answering. */
 export function csrfToken(secret: string, sessionId: string, identity: string): Promise<string> {
   return mac(secret, "csrf", `${sessionId}\n${identity}`);

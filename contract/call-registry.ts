@@ -17,7 +17,33 @@ export interface CallRegistryApi {
   confirm(key: string, nonce: string): Promise<void>;
   /** Local-development introspection. */
   stats(): Promise<{ served: number; live: number }>;
+  /**
+   * The two-call token's store (docs/rules.md R-PAD-8): a random, single-use token bound to what the first call
+   * would act on, kept in the caller's own object so any isolate can check it and no other caller can use it.
+   */
+  mintToken(binding: TokenBinding, ttlMs: number): Promise<MintedToken>;
+  /** Spends the token if it was issued here for exactly this binding, unspent and unexpired; otherwise says why not. */
+  redeemToken(token: string, binding: TokenBinding): Promise<TokenCheck>;
 }
+
+/** What a two-call token is bound to: digests only, never an argument. */
+export interface TokenBinding {
+  /** The slug, mount, tool and exact arguments (the token itself left out). */
+  args: string;
+  /** What the call would act on, as measured on the first call (a pad's match count among it). */
+  target: string;
+}
+
+export type MintedToken = { ok: true; token: string; expiresAt: number } | { ok: false; reason: "too_many" };
+/** "ok" spends it; anything else acts on nothing. `unknown`: never issued to this caller (or forged), or long gone. */
+export type TokenCheck = "ok" | "unknown" | "arguments_differ" | "target_changed" | "used" | "expired";
+
+/** A token is valid this long at most (5 minutes), and at least TOKEN_TTL_MS.min (tests ask for a short one). */
+export const TOKEN_TTL_MS = { fallback: 5 * 60 * 1000, min: 50, max: 5 * 60 * 1000 } as const;
+/** Unspent, unexpired tokens one caller may hold: a runaway first call cannot grow the object without bound. */
+export const MAX_LIVE_TOKENS = 256;
+/** A token as issued: 32 random bytes, base64url without padding. Anything else is refused unread. */
+export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 export type CallRegistryStub = DurableObjectStub<CallRegistryApi & Rpc.DurableObjectBranded>;
 export type CallRegistryNamespace = DurableObjectNamespace<CallRegistryApi & Rpc.DurableObjectBranded>;

@@ -29,6 +29,12 @@ export type CallRef = z.infer<typeof CallRefSchema>;
 /** Who is calling, by roster id: the audit trail names it (docs/rules.md R-AUDIT-2). Never a token. */
 const CallerSchema = z.string().regex(CALLER_ID).optional();
 
+/**
+ * The slug's `fallback` setting (worker/roster.ts): "token" lets a bundle that opts in fall back to the two-call
+ * token when there is nobody to ask (docs/rules.md R-PAD-7). Absent: off.
+ */
+export const FallbackSchema = z.literal("token");
+
 export const ChannelSchema = z.union([
   z.strictObject({
     slug: z.string(),
@@ -37,9 +43,14 @@ export const ChannelSchema = z.union([
     headers: z.record(z.string(), z.string()),
     call: CallRefSchema.optional(),
     caller: CallerSchema,
+    fallback: FallbackSchema.optional(),
   }),
   z.strictObject({ slug: z.string(), refused: z.string().min(1), caller: CallerSchema }),
   z.strictObject({ slug: z.string(), skip: z.literal(true), ttlMs: z.number().int().positive().optional(), call: CallRefSchema.optional(), caller: CallerSchema }),
+  // Nobody to ask (no approval address came with the call, or the slug declares no confirmations) on a slug whose
+  // roster entry says `fallback: token`: the call is registered as a confirmed one, so its write still claims it.
+  z.strictObject({ slug: z.string(), fallback: FallbackSchema, reason: z.string().min(1), ttlMs: z.number().int().positive(), call: CallRefSchema, caller: CallerSchema }),
 ]);
 export type Channel = z.infer<typeof ChannelSchema>;
 export type AskChannel = Extract<Channel, { url: string }>;
+export type FallbackChannel = Extract<Channel, { reason: string }>;

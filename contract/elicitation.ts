@@ -5,6 +5,12 @@ export const META_REQUEST_ID = "com.pulsemcp/request-id";
 export const META_EXPIRES_AT = "com.pulsemcp/expires-at";
 export const META_SESSION_ID = "com.pulsemcp/session-id";
 export const META_TOOL_NAME = "com.pulsemcp/tool-name";
+/**
+ * Not the protocol's own: a create whose `_meta` sets this key to `true` asks where a person reviews that one
+ * prompt, and the reference approval service answers the page's URL under the same key in the create answer's
+ * `_meta` (bundles/approval-flow hands it to the agent as `reviewUrl`). A service that does not know it ignores it.
+ */
+export const META_REVIEW_URL = "dev.strad/review-url";
 
 /** A request id goes into the poll path (`<url>/<id>`): no "/", and no "." or ".." segment. */
 export const REQUEST_ID = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,255}$/;

@@ -3,8 +3,23 @@
 // deadline (alarm), and can be claimed by the bundle's send gate at most once, and only while live.
 // Records live in one SQLite table indexed by key and by when each is next due (its deadline while live, its
 // deletion after), so no request, alarm or restart walks every record; a caller holds at most MAX_LIVE_CALLS live.
+// The caller's two-call tokens live here too, by digest, in a table of their own (docs/rules.md R-PAD-8).
 import { DurableObject } from "cloudflare:workers";
-import { type CallRegistryApi, CLAIM_CONFIRM_MAX_MS, claimHoldMs, MAX_LIVE_CALLS, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
+import {
+  type CallRegistryApi,
+  CLAIM_CONFIRM_MAX_MS,
+  claimHoldMs,
+  MAX_LIVE_CALLS,
+  MAX_LIVE_TOKENS,
+  type MintedToken,
+  TOKEN_PATTERN,
+  TOKEN_TTL_MS,
+  type TokenBinding,
+  type TokenCheck,
+  WATCH_PATH,
+  type WatchRequest,
+  type WatchWord,
+} from "../contract/call-registry";
 
 type State = "live" | "ended" | "cancelled" | "expired";
 
@@ -52,6 +67,10 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
       claimed INTEGER NOT NULL DEFAULT 0, due INTEGER NOT NULL)`);
     sql.exec("CREATE INDEX IF NOT EXISTS calls_due ON calls (due)");
     sql.exec("CREATE INDEX IF NOT EXISTS calls_state ON calls (state)");
+    // Two-call tokens (docs/rules.md R-PAD-8), by digest: the token itself is never stored.
+    sql.exec(`CREATE TABLE IF NOT EXISTS tokens (
+      digest TEXT PRIMARY KEY, args TEXT NOT NULL, target TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
+    sql.exec("CREATE INDEX IF NOT EXISTS tokens_expires ON tokens (expires)");
     // A record that survived an eviction has lost its gateway stream: it can no longer be live.
     sql.exec("UPDATE calls SET state = 'ended', due = deadline + ? WHERE state = 'live'", RETAIN_MS);
     void ctx.blockConcurrencyWhile(async () => {
@@ -180,6 +199,55 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
     held.wake();
   }
 
+  /**
+   * Issues a random, single-use token bound to the first call's digests, valid for ttlMs (clamped to
+   * TOKEN_TTL_MS). A caller holds at most MAX_LIVE_TOKENS unexpired ones; expired rows are kept RETAIN_MS (so a
+   * late second call hears "expired") and dropped a batch at a time by later requests, through the index.
+   */
+  async mintToken(binding: TokenBinding, ttlMs: number): Promise<MintedToken> {
+    this.served++;
+    const now = Date.now();
+    this.dropOldTokens(now);
+    const sql = this.ctx.storage.sql;
+    if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM tokens WHERE expires > ?", now).one().n >= MAX_LIVE_TOKENS) return { ok: false, reason: "too_many" };
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    const token = btoa(String.fromCharCode(...bytes))
+      .replaceAll("+", "-")
+      .replaceAll("/", "_")
+      .replace(/=+$/, "");
+    const ttl = Number.isFinite(ttlMs) ? Math.min(TOKEN_TTL_MS.max, Math.max(TOKEN_TTL_MS.min, Math.floor(ttlMs))) : TOKEN_TTL_MS.fallback;
+    const expiresAt = now + ttl;
+    sql.exec("INSERT INTO tokens (digest, args, target, expires, used) VALUES (?, ?, ?, ?, 0)", await tokenDigest(token), binding.args, binding.target, expiresAt);
+    return { ok: true, token, expiresAt };
+  }
+
+  /** Spends a token once, for exactly the binding it was issued for; checked and marked with no await between. */
+  async redeemToken(token: string, binding: TokenBinding): Promise<TokenCheck> {
+    this.served++;
+    if (typeof token !== "string" || !TOKEN_PATTERN.test(token)) return "unknown";
+    const digest = await tokenDigest(token);
+    const now = Date.now();
+    const sql = this.ctx.storage.sql;
+    const row = sql.exec<{ args: string; target: string; expires: number; used: number }>("SELECT args, target, expires, used FROM tokens WHERE digest = ?", digest).toArray()[0];
+    let check: TokenCheck;
+    if (row === undefined) check = "unknown";
+    else if (row.used !== 0) check = "used";
+    else if (now >= row.expires) check = "expired";
+    else if (row.args !== binding.args) check = "arguments_differ";
+    else if (row.target !== binding.target) check = "target_changed";
+    else {
+      sql.exec("UPDATE tokens SET used = 1 WHERE digest = ?", digest);
+      check = "ok";
+    }
+    this.dropOldTokens(now);
+    return check;
+  }
+
+  /** Tokens expired more than RETAIN_MS ago, at most a batch per request. */
+  private dropOldTokens(now: number): void {
+    this.ctx.storage.sql.exec("DELETE FROM tokens WHERE digest IN (SELECT digest FROM tokens WHERE expires <= ? ORDER BY expires LIMIT 64)", now - RETAIN_MS);
+  }
+
   /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */
   async stats(): Promise<{ served: number; live: number }> {
     return { served: this.served, live: this.liveCount() };
@@ -215,4 +283,10 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
     if (next === null) await this.ctx.storage.deleteAlarm();
     else if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
   }
+}
+
+/** What the tokens table keys a token by: its SHA-256, hex. */
+async function tokenDigest(token: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(token));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -6,6 +6,8 @@
 //      (target p50 <= 50 ms) and call-registry Durable Object requests per call (target <= 4: watch, claim, confirm, end)
 //   3. decision-to-action (the write at the recorder) and decision-to-tool-result latency through the approval
 //      service, long-poll vs plain polling; both include the claim's liveness hold (target p50 < 500 ms)
+//   4. Approval Flow: decision to await_approval's answer, a person's decision landing while the agent's
+//      await_approval is held (target p50 < 300 ms)
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 // (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path.)
 import { readFileSync } from "node:fs";
@@ -27,7 +29,8 @@ const vars = Object.fromEntries(
 const TOKEN = vars.STRAD_TOKEN_DEV_SESSION;
 const APPROVAL_URL = "http://127.0.0.1:8790/scripted/bench/";
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 20);
-const POLL_INTERVAL_MS = /STRAD_POLL_INTERVAL_MS = "(\d+)"/.exec(readFileSync(join(ROOT, "bundles/echo/wrangler.toml"), "utf8"))?.[1] ?? "5000";
+// The dev stack's poll interval lives in the echo bundle's dev overlay (production uses the kit's 5000 ms).
+const POLL_INTERVAL_MS = /^STRAD_POLL_INTERVAL_MS="?(\d+)"?/m.exec(readFileSync(join(ROOT, "bundles/echo/.dev.vars.example"), "utf8"))?.[1] ?? "5000";
 
 /** An approval endpoint under the scripted prefix that answers every poll with accept at once. */
 function instantApprover() {
@@ -199,6 +202,56 @@ try {
   console.log(
     `   long-poll decision-to-action p50 ${held.action.toFixed(0)} ms, p95 ${held.action95.toFixed(0)} ms (target p50 < 500 ms, the claim's hold included); plain polling p50 ${plain.action.toFixed(0)} ms, bounded by the bundle's poll interval (${POLL_INTERVAL_MS} ms in the dev stack, 5000 ms by default)`,
   );
+
+  console.log("\n4. Approval Flow: decision to await_approval's answer, the decision landing while await_approval is held (one at a time)");
+  await flowDecisions(gatewayUrl("approval-flow"), auth, { mintSession, listPrompts: (await import("../approvals/dev-api.mjs")).listPrompts, decidePrompt });
 } finally {
   await stack.stop();
+}
+
+/** One tools/call through the gateway, answered as JSON or an event stream: the tool's result, parsed. */
+async function toolResult(url, headers, id, name, args) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", "accept-encoding": "identity", ...headers },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }),
+  });
+  const text = await response.text();
+  const line = text.startsWith("{")
+    ? text
+    : text
+        .split("\n")
+        .find((l) => l.startsWith("data:") && l.includes('"result"'))
+        ?.slice(5);
+  const result = line === undefined ? undefined : JSON.parse(line).result;
+  if (response.status !== 200 || result === undefined || result.isError === true) throw new Error(`${name} failed: HTTP ${response.status}`);
+  return JSON.parse(result.content[0].text);
+}
+
+/** Part 4: request_approval, then await_approval held at the approval service while the decision lands. */
+async function flowDecisions(url, auth, api) {
+  const latencies = [];
+  for (let i = 0; i < DECISIONS; i++) {
+    const session = await api.mintSession();
+    const headers = { ...auth, "x-elicitation-url": session.elicitationUrl };
+    const { elicitationId } = await toolResult(url, headers, `f-${i}`, "request_approval", { purpose: "bench", payload: { i } });
+    const [prompt] = await api.listPrompts(session.sessionId);
+    let answeredAt;
+    const waited = toolResult(url, headers, `fa-${i}`, "await_approval", { elicitationId }).then((r) => {
+      answeredAt = performance.now();
+      return r;
+    });
+    // Let await_approval settle into its held poll before deciding.
+    await new Promise((r) => setTimeout(r, 150 + Math.random() * 200));
+    const decided = performance.now();
+    await api.decidePrompt(session.sessionId, prompt.requestId, "accept");
+    const { status } = await waited;
+    if (status !== "approved") throw new Error(`await_approval answered ${status}`);
+    latencies.push(answeredAt - decided);
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
+  console.log(
+    `${"decision -> await_approval answer".padEnd(34)} ${String(DECISIONS).padStart(5)} decisions  p50 ${pct(50).toFixed(2).padStart(7)} ms  p95 ${pct(95).toFixed(2)} ms (target p50 < 300 ms)`,
+  );
 }

@@ -6,8 +6,8 @@
 import { startDevStack } from "./stack.mjs";
 
 const stack = await startDevStack({ quiet: false, freePorts: process.argv.includes("--free-ports") });
-const { gateway, approvals, fakes } = stack.ports;
-console.log(`\nstrad is up: gateway http://127.0.0.1:${gateway}/mcp  approvals http://127.0.0.1:${approvals}/  fakes http://127.0.0.1:${fakes}/`);
+const { gateway, approvals, fakes, rustpad } = stack.ports;
+console.log(`\nstrad is up: gateway http://127.0.0.1:${gateway}/mcp  approvals http://127.0.0.1:${approvals}/  fakes http://127.0.0.1:${fakes}/  rustpad ws://127.0.0.1:${rustpad}/`);
 const shutdown = async () => {
   await stack.stop();
   process.exit(0);

@@ -27,6 +27,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { elicitationPosture } from "../bundles/kit/posture";
+import { elicitationSwitch } from "../bundles/kit/switch";
 import { type ToolGroupSpec, toolGroupsFor } from "../bundles/kit/tool-groups";
 import { ignoredVariables, provisioningPosture } from "../bundles/onepassword/onepassword.confirm";
 import type { CallRef } from "../contract/channel";
@@ -43,7 +44,8 @@ import { renderBundleEnv } from "./roster-env.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT } from "./workers.mjs";
 
-export type Verdict = "ASK" | "WAIVED" | "REFUSE" | "REFUSE-WHILE-UNSEEDED" | "UNGUARDED";
+/** TOKEN: a `fallback: token` slug without confirmations: its guarded tools act on the two-call token, asking nobody. */
+export type Verdict = "ASK" | "WAIVED" | "REFUSE" | "REFUSE-WHILE-UNSEEDED" | "UNGUARDED" | "TOKEN";
 export type WarningKind = "whole-host" | "prefix-wider-than-route" | "plain-http" | "headers-to-several-origins" | "gateway-refuses-all";
 
 export interface CallerReach {
@@ -182,9 +184,13 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
       } else if ("refused" in channel) {
         verdict = "REFUSE";
         reasons.push(`confirmations: true, but the gateway refuses the channel even to a session with a good X-Elicitation-Url: ${channel.refused}`);
+      } else if ("reason" in channel) {
+        verdict = "TOKEN";
+        reasons.push("fallback: token without confirmations: nobody is ever asked; a guarded call acts on the two-call token alone");
       } else {
         verdict = "ASK";
-        reasons.push("confirmations: true: a guarded call asks the person at the caller's X-Elicitation-Url (held to the approval prefixes below); a call without one is refused");
+        const without = channel.fallback === "token" && takesToken(s.bundle as string, serviceOf) ? "a call without one gets the two-call token (below)" : "a call without one is refused";
+        reasons.push(`confirmations: true: a guarded call asks the person at the caller's X-Elicitation-Url (held to the approval prefixes below); ${without}`);
       }
       const bundleEnv = rendered.vars.get(serviceOf(s.bundle as string)) ?? {};
       const posture = elicitationPosture(bundleEnv);
@@ -204,6 +210,9 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
         }
       }
       if (isOnePassword(s, serviceOf)) reasons.push(...onePasswordReasons(s, verdict, bundleEnv));
+      const token = tokenFallback(s, verdict, serviceOf, bundleEnv);
+      verdict = token.verdict;
+      reasons.push(...token.reasons);
     }
 
     for (const ref of refsOf(s)) {
@@ -233,7 +242,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
       .map((c): CallerReach => {
         const roles = c.roles.filter((r) => s.entitlements.includes(r));
         const via = c.isAdmin ? "holds every role" : `${roles.length > 1 ? "roles" : "role"} ${roles.join(", ")}`;
-        const reachEntry: CallerReach = { id: c.id, kind: c.kind, via, guarded: guardedFor(s, verdict, c, channelFor) };
+        const reachEntry: CallerReach = { id: c.id, kind: c.kind, via, guarded: guardedFor(s, verdict, c, channelFor, s.kind === "bundle" && takesToken(s.bundle as string, serviceOf)) };
         if (leftOut.has(c.tokenSecret)) reachEntry.leftOut = `its token secret ${c.tokenSecret} is unseeded or shorter than 16 characters: the gateway leaves it out`;
         return reachEntry;
       });
@@ -294,15 +303,48 @@ export function onePasswordReasons(s: ServerEntry, verdict: Verdict, bundleEnv: 
   return reasons;
 }
 
-function guardedFor(s: ServerEntry, verdict: Verdict, caller: Caller, channelFor: (caller: Caller) => ReturnType<typeof buildChannel>): string {
+function guardedFor(s: ServerEntry, verdict: Verdict, caller: Caller, channelFor: (caller: Caller) => ReturnType<typeof buildChannel>, takesToken: boolean): string {
   if (s.kind === "remote-http") return "no channel: not the gateway's to guard";
   if (verdict === "REFUSE") return "refused";
   const channel = channelFor(caller);
   if (channel === undefined) return "refused (no channel)";
   if ("skip" in channel) return "acts unasked";
   if ("refused" in channel) return `refused: ${channel.refused}`;
-  const asks = "asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one";
+  if ("reason" in channel) return takesToken ? "the two-call token: nobody is asked" : "refused: nobody can be asked, and its bundle does not take the two-call token";
+  const asks =
+    channel.fallback === "token" && takesToken
+      ? "asked when it sends an X-Elicitation-Url under the approval prefixes, the two-call token without one"
+      : "asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one";
   return caller.isAdmin ? `${asks} (an admin is no exception)` : asks;
+}
+
+// ---- The two-call token (bundles/kit/token.ts): a slug's `fallback: token` and the bundle's ELICITATION ----
+// Only a bundle that opts in takes the token (pads); it reads ELICITATION with the kit's own function. Gmail and
+// 1Password never take it: on them, a call with nobody to ask is refused whatever the slug says.
+
+const TOKEN_BUNDLES = new Set(["strad-bundle-pads"]);
+const TOKEN_PROVES = "which proves only that the call was made twice with the same arguments";
+
+function takesToken(binding: string, serviceOf: (binding: string) => string): boolean {
+  return TOKEN_BUNDLES.has(serviceOf(binding)) || binding === "PADS";
+}
+
+export function tokenFallback(s: ServerEntry, verdict: Verdict, serviceOf: (binding: string) => string, bundleEnv: Record<string, string>): { verdict: Verdict; reasons: string[] } {
+  const binding = s.bundle as string;
+  const reasons: string[] = [];
+  if (!takesToken(binding, serviceOf)) {
+    if (s.fallback === "token") reasons.push(`fallback: token, but bundle ${binding} does not take the two-call token: a call with nobody to ask is refused`);
+    return { verdict, reasons };
+  }
+  const sw = elicitationSwitch(bundleEnv);
+  if (!sw.ok) return { verdict: "REFUSE", reasons: [`bundle ${binding} has an ELICITATION that is neither true nor false: every request to it fails until it is`] };
+  if (s.fallback === "token" && verdict === "ASK") reasons.push(`fallback: token: a guarded call that brings no X-Elicitation-Url gets the two-call token instead of a refusal, ${TOKEN_PROVES}`);
+  if (!sw.asks && (verdict === "ASK" || verdict === "TOKEN")) {
+    if (s.fallback === "token")
+      return { verdict: "TOKEN", reasons: [...reasons, `bundle ${binding} runs with ELICITATION=false: nobody is asked; every guarded call takes the two-call token, ${TOKEN_PROVES}`] };
+    return { verdict: "REFUSE", reasons: [...reasons, `bundle ${binding} runs with ELICITATION=false and this slug has no fallback: token: its guarded tools refuse`] };
+  }
+  return { verdict, reasons };
 }
 
 function warningsOf(roster: Roster, slugs: SlugPosture[], env: Record<string, string>, envChecked: boolean, fatal: RosterError[]): PostureWarning[] {

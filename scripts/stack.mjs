@@ -10,6 +10,8 @@
 //   - startDevStack(): `npm run dev`, the same three under `wrangler dev`, kept there because it rebuilds a
 //     Worker on every edit; one e2e test (test/e2e/dev-stack.test.ts) starts it on free ports beside the
 //     suite's own stack and checks that it comes up and answers through the gateway.
+// Beside them, both ways, the Rustpad fake on 8791 (test/fakes/rustpad/): a Node process, since the pads bundle
+// opens a WebSocket to it, and a WebSocket server for another runtime's Worker is simplest as a plain Node one.
 // (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts any Workers
 // under `wrangler dev`; tests of one Worker start it alone on free ports.
 import { execFileSync, spawn } from "node:child_process";
@@ -20,12 +22,19 @@ import { basename, dirname, join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { parse as parseYaml } from "yaml";
+import { RUSTPAD_FAKE_PORT, startRustpadFake } from "../test/fakes/rustpad/rustpad.fake.mjs";
 import { gatewayServices } from "./bundle-tree.mjs";
 import { renderBundleEnv, writeRenderedBlock } from "./roster-env.mjs";
 import { DEV_ENTRY, DEV_ROSTER, discoverWorkers, ROOT, workerName } from "./workers.mjs";
 
 export { ROOT };
-export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789 };
+export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789, rustpad: RUSTPAD_FAKE_PORT };
+
+/** The Rustpad fake on `port` (0: a free one), refusing a port already in use as the Workers' do. */
+async function startRustpad(port) {
+  if (port !== 0 && (await portOpen(port))) throw new Error(`port ${port} (rustpad) is in use: stop the other strad stack (npm run dev) first`);
+  return startRustpadFake({ port });
+}
 
 /** The stack's three processes, each `{ name, port, configs }`; the gateway's configs are the gateway's and every bundle's. */
 export function stackProcesses(root = ROOT) {
@@ -194,11 +203,19 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
 }
 
 /** `npm run dev`'s stack under `wrangler dev`; `freePorts` moves it off 8787-8789 (its Workers still call each other there). */
-export function startDevStack({ freePorts = false, ...options } = {}) {
-  return startWorkers(
-    stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)),
-    options,
-  );
+export async function startDevStack({ freePorts = false, ...options } = {}) {
+  const rustpad = await startRustpad(freePorts ? 0 : PORTS.rustpad);
+  let workers;
+  try {
+    workers = await startWorkers(
+      stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)),
+      options,
+    );
+  } catch (error) {
+    await rustpad.stop();
+    throw error;
+  }
+  return { ...workers, ports: { ...workers.ports, rustpad: rustpad.port }, stop: () => Promise.all([workers.stop(), rustpad.stop()]) };
 }
 
 /**
@@ -270,11 +287,13 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
   const logs = [];
   const runtimes = [];
   const into = mkdtempSync(join(tmpdir(), "strad-stack-"));
+  let rustpad;
   const stop = async () => {
-    await Promise.all(runtimes.map((r) => r.stop()));
+    await Promise.all([...runtimes.map((r) => r.stop()), rustpad?.stop()]);
     rmSync(into, { recursive: true, force: true });
   };
   try {
+    rustpad = await startRustpad(PORTS.rustpad);
     for (const p of processes) {
       if (await portOpen(p.port)) throw new Error(`port ${p.port} (${p.name}) is in use: stop the other strad stack (npm run dev) first`);
       const workers = p.configs.map((config) => buildWorker(config, { into }));
@@ -290,5 +309,5 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
     await stop();
     throw new Error(`${error.message}\n${logs.join("")}`);
   }
-  return { stop, logs, ports: Object.fromEntries(runtimes.map((r) => [r.name, r.port])) };
+  return { stop, logs, ports: { ...Object.fromEntries(runtimes.map((r) => [r.name, r.port])), rustpad: rustpad.port } };
 }

@@ -62,6 +62,12 @@ export const ServerSchema = z
     headers: headerMap.default({}).describe('Headers added to every upstream request; values may reference secrets as "${VAR}".'),
     confirmations: z.boolean().default(false).describe("Forward the caller's approval channel to this slug's guarded tools."),
     skipConfirmations: z.boolean().default(false).describe("The mailbox is the agent's own: guarded tools act without asking."),
+    fallback: z
+      .enum(["none", "token"])
+      .default("none")
+      .describe(
+        'When nobody can be asked (the call brings no approval address, or the slug declares no confirmations; or the bundle runs with ELICITATION=false): "none" (the default) refuses the guarded call; "token" lets a bundle that opts in (pads) fall back to the two-call token, which proves only that the call was made twice with the same arguments. Gmail and 1Password never take it.',
+      ),
     confirmationHeaders: headerMap.default({}).describe("Headers the bundle puts on every approval request (e.g. a Cloudflare Access service token); needs confirmations: true."),
     approvalUrlPrefixes: z
       .array(prefix)
@@ -148,6 +154,8 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
       const u = new URL(s.url);
       if (u.protocol !== "https:" && u.protocol !== "http:") issue(at("url"), "url must be http(s)");
     }
+    if (s.fallback === "token" && s.kind === "remote-http") issue(at("fallback"), "a remote-http server cannot take the two-call token: its tools are not the gateway's to guard");
+    if (s.fallback === "token" && s.skipConfirmations) issue(at("fallback"), "skipConfirmations acts unasked, so a token fallback would never be used; drop one of them");
     if (s.confirmations && s.skipConfirmations) {
       issue(at("skipConfirmations"), "confirmations and skipConfirmations are both true; strad will not pick one for you");
     }

@@ -277,3 +277,119 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", done, { once: true });
   });
 }
+
+// The same protocol, one step at a time, for a flow whose prompt outlives the call that raised it
+// (bundles/approval-flow: create in one call, poll in later ones). Same rules as requestApproval: no redirect,
+// status-only errors, capped answers, the channel's headers on every request, aborted at `deadline` and with
+// `signal`.
+
+export interface PromptCreate {
+  url: string;
+  headers: Record<string, string>;
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  toolName: string;
+  /** The protocol's request id the client proposes. */
+  requestId: string;
+  /** Epoch ms: the prompt's own expiry (`com.pulsemcp/expires-at`). */
+  expiresAt: number;
+  /** Extra `_meta` entries beside the protocol's own (an approval service that does not know one ignores it). */
+  meta?: Record<string, unknown>;
+  /** Epoch ms at which the request is aborted. */
+  deadline: number;
+  signal: AbortSignal;
+  fetch?: FetchLike;
+}
+
+/** `meta`: the create answer's `_meta` object when it had one, else {}. */
+export type PromptCreated = { ok: true; requestId: string; meta: Record<string, unknown> } | { ok: false; error: ApprovalError };
+
+/** Creates a prompt and returns at once, without polling. Never throws. */
+export async function createPrompt(req: PromptCreate): Promise<PromptCreated> {
+  const doFetch: FetchLike = req.fetch ?? ((input, init) => fetch(input, init));
+  let base: string;
+  let headers: Headers;
+  try {
+    const parsed = new URL(req.url);
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new Error("scheme");
+    base = parsed.href;
+    headers = headersWith(req.headers, { "content-type": "application/json", accept: "application/json" });
+  } catch {
+    return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the channel's address or headers are not usable" } };
+  }
+  const body = JSON.stringify({
+    mode: "form",
+    message: req.message,
+    requestedSchema: req.requestedSchema ?? CONFIRM_SCHEMA,
+    _meta: { ...(req.meta ?? {}), [META_REQUEST_ID]: req.requestId, [META_EXPIRES_AT]: new Date(req.expiresAt).toISOString(), [META_TOOL_NAME]: req.toolName },
+  });
+  const { signal, done } = boundedSignal(req.deadline, req.signal);
+  try {
+    const created = await exchange(doFetch, base, { method: "POST", headers, body }, signal);
+    if (!created.ok) return created;
+    const requestId = requestIdOf(created.body, req.requestId);
+    if (requestId === undefined) return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the request id it named is not usable" } };
+    const meta = typeof created.body === "object" && created.body !== null ? (created.body as Record<string, unknown>)._meta : undefined;
+    return { ok: true, requestId, meta: typeof meta === "object" && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {} };
+  } finally {
+    done();
+  }
+}
+
+export interface PromptPoll {
+  url: string;
+  headers: Record<string, string>;
+  requestId: string;
+  /** Seconds a long-polling service may hold the answer (`Prefer: wait`); 0 asks for an answer at once. */
+  waitS: number;
+  /** Epoch ms at which the poll is aborted. */
+  deadline: number;
+  signal: AbortSignal;
+  fetch?: FetchLike;
+}
+
+/** One poll's answer, read as requestApproval reads it: pending, or the answer (only a ticked accept is `accept`). */
+export type PromptPolled = { ok: true; answer: "pending" } | ApprovalResult;
+
+/** Polls a prompt once. An abort (the deadline, or `signal`) is APPROVAL_UNREACHABLE; the caller knows which fired. Never throws. */
+export async function pollPrompt(req: PromptPoll): Promise<PromptPolled> {
+  const doFetch: FetchLike = req.fetch ?? ((input, init) => fetch(input, init));
+  if (!isRequestId(req.requestId)) return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the request id is not usable" } };
+  let pollUrl: string;
+  let headers: Headers;
+  try {
+    const poll = new URL(req.url);
+    if (poll.protocol !== "https:" && poll.protocol !== "http:") throw new Error("scheme");
+    poll.pathname = `${poll.pathname.endsWith("/") ? poll.pathname : `${poll.pathname}/`}${req.requestId}`;
+    pollUrl = poll.href;
+    const waitS = Math.floor(req.waitS);
+    headers = headersWith(req.headers, waitS >= 1 ? { accept: "application/json", prefer: `wait=${Math.min(LONG_POLL_WAIT_S, waitS)}` } : { accept: "application/json" });
+  } catch {
+    return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the channel's address or headers are not usable" } };
+  }
+  const { signal, done } = boundedSignal(req.deadline, req.signal);
+  try {
+    const polled = await exchange(doFetch, pollUrl, { method: "GET", headers }, signal);
+    if (!polled.ok) return polled;
+    const answer = answerOf(polled.body);
+    return answer === "pending" ? { ok: true, answer: "pending" } : answer;
+  } finally {
+    done();
+  }
+}
+
+/** A signal that fires at `deadline` or with `outer`; `done()` releases the timer and the listener. */
+function boundedSignal(deadline: number, outer: AbortSignal): { signal: AbortSignal; done: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, deadline - Date.now()));
+  const onAbort = () => controller.abort();
+  if (outer.aborted) controller.abort();
+  else outer.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer);
+      outer.removeEventListener("abort", onAbort);
+    },
+  };
+}

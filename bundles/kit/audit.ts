@@ -37,8 +37,18 @@ export const AUDIT_REASONS = {
   approval_spent: "the approval already let its one bound write out",
   no_call_record: "an approved call names no record to claim",
   claim_failed: "the call's single claim was lost, or the call is no longer live",
+  two_call_token_issued: "nobody was asked and nothing acted: the first call of the two-call token got its token",
+  token_unknown: "the call quoted a two-call token this caller was never issued (or forged one, or it is long gone)",
+  token_arguments_differ: "the call quoted a two-call token issued for other arguments",
+  token_target_changed: "the call quoted a two-call token, but what it would act on changed since the first call (a pad's match count)",
+  token_used: "the call quoted a two-call token that was already used once",
+  token_expired: "the call quoted a two-call token past its expiry",
+  token_store_failed: "the two-call token could not be issued or checked (the store failed or holds too many)",
+  token_not_allowed: "the bundle runs with ELICITATION=false and the slug does not allow the two-call token (fallback: token)",
+  elicitation_switch_invalid: "the bundle's ELICITATION is neither true nor false",
   // approved
   waived: "the slug waives confirmations (skipConfirmations): nobody was asked",
+  two_call_token: "the call quoted the two-call token its first call got, with the same arguments: nobody was asked",
   // declined
   confirm_unticked: "the approval service answered accept without the confirm box ticked",
   unrecognised_answer: "the approval service answered an action the protocol does not define",

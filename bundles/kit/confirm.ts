@@ -32,6 +32,10 @@ export function preflight(): Preflight {
       return { ok: false, reason: NO_CHANNEL_REASON, code: "no_channel" };
     case "refused":
       return { ok: false, reason: `the gateway refused the approval channel: ${channel.reason}`, code: channel.malformed === true ? "malformed_channel" : "channel_refused" };
+    case "fallback":
+      // Only a guard that opts into the two-call token takes this channel (bundles/kit/token.ts); to any other,
+      // it is no channel at all.
+      return { ok: false, reason: `${NO_CHANNEL_REASON} (${channel.channel.reason})`, code: "no_channel" };
     case "ask":
     case "skip":
       return { ok: true, mode: channel.kind, slug: channel.channel.slug };
@@ -64,7 +68,7 @@ export function noAnswerLine(answer: NoAnswer, cause: NoAnswerCause): { outcome:
 
 /** The CallRegistry record the gateway registered for this call, when the channel names one. */
 export function callRefOf(channel: ChannelState): CallRef | undefined {
-  return channel.kind === "ask" || channel.kind === "skip" ? channel.channel.call : undefined;
+  return channel.kind === "ask" || channel.kind === "skip" || channel.kind === "fallback" ? channel.channel.call : undefined;
 }
 
 /** A positive integer from a var, clamped; production leaves it unset and gets the default. */

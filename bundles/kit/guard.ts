@@ -9,6 +9,7 @@ import { type FingerprintInput, fingerprint } from "./fingerprint";
 import { GateRefusal, gatedWrite } from "./gate";
 import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "./prompt";
 import { currentScope } from "./scope";
+import { actedOnTokenLine, TOKEN_ARGUMENT, type TokenRoute, tokenRoute, tokenStep } from "./token";
 
 export type GuardRule<T> = { kind: "always" } | { kind: "when"; applies: (target: T) => boolean | Promise<boolean> } | { kind: "never" };
 export type GuardKind = GuardRule<unknown>["kind"];
@@ -29,6 +30,13 @@ export interface Guard<A, T> {
   prompt: (target: T) => PromptSpec;
   /** The write itself; it reaches the upstream's write endpoints only through `write` (the send gate). */
   act: (target: T, write: typeof gatedWrite) => Promise<CallToolResult>;
+  /**
+   * "token": with nobody to ask, on a slug that allows it, the tool falls back to the two-call token
+   * (bundles/kit/token.ts; its input schema carries `two_call_token`). Absent: it refuses without a channel.
+   */
+  fallback?: "token";
+  /** The target in a few words (counts and ids, never upstream text), for an answer saying it changed. */
+  describe?: (target: T) => string;
 }
 
 /** All four hints are required, so no tool is left to a client's defaults (docs/rules.md R-TOOL-1). */
@@ -51,7 +59,16 @@ export function guardedTool<S extends StandardSchemaWithJSON, T>(
   guard: Guard<StandardSchemaWithJSON.InferOutput<S>, T>,
 ): void {
   declareGuard(server, registry, name, guard.rule.kind);
+  checkFallback(name, config, guard);
   server.registerTool(name, config, ((args: StandardSchemaWithJSON.InferOutput<S>) => runGuarded(guard, args)) as never);
+}
+
+/** A guard that falls back to the two-call token asks at times, and its tool's schema takes the token. */
+export function checkFallback(name: string, config: { inputSchema: unknown }, guard: Pick<Guard<never, never>, "rule" | "fallback">): void {
+  if (guard.fallback !== "token") return;
+  if (guard.rule.kind === "never") throw new Error(`tool "${name}" never asks, so it has no use for the two-call token`);
+  const shape = (config.inputSchema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  if (shape !== undefined && !(TOKEN_ARGUMENT in shape)) throw new Error(`tool "${name}" falls back to the two-call token, but its input schema has no ${TOKEN_ARGUMENT}`);
 }
 
 /**
@@ -103,12 +120,19 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
     return act(guard, target);
   }
 
-  // Refuse before anything is read or written: no one to ask means no reason to touch the upstream.
+  // Refuse before anything is read or written: no one to ask means no reason to touch the upstream, unless the
+  // tool opts into the two-call token and the slug allows it (docs/rules.md R-PAD-7).
+  const route: TokenRoute | undefined = guard.fallback === "token" ? tokenRoute() : undefined;
+  if (route?.kind === "refuse") {
+    audit("refused", { reason: route.code }, scope);
+    return refusal(route.reason);
+  }
   const pre = preflight();
-  if (!pre.ok) {
+  if (route === undefined && !pre.ok) {
     auditRefusal(pre);
     return refusal(pre.reason);
   }
+  const slug = route !== undefined ? route.slug : pre.ok ? pre.slug : "";
 
   const target = await guard.resolve(args);
   const approvedFingerprint = await fingerprint(guard.fingerprint(target));
@@ -122,13 +146,25 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
   // A prompt that cannot show what binds the approval whole is never sent (docs/rules.md R-PROMPT-9).
   let message: string;
   try {
-    message = buildPrompt(pre.slug, guard.prompt(target));
+    message = buildPrompt(slug, guard.prompt(target));
   } catch (error) {
     if (error instanceof PromptRefusal) {
       audit("refused", { reason: error.code === "too_large" ? "prompt_too_large" : "prompt_value_too_long" }, scope);
       return text(`Not done: ${error.message}, so no one was asked. Nothing was written.`, true);
     }
     throw error;
+  }
+  if (route !== undefined) {
+    const step = await tokenStep({ route, args, target: approvedFingerprint, message, describe: guard.describe?.(target) });
+    if (step.kind !== "redeemed") return step.answer;
+    if (scope.signal.aborted) {
+      audit("cancelled", { reason: "caller_left" }, scope);
+      return text(`Not done: ${NOT_DONE.cancel} (the call was dropped). Nothing was written.`, true);
+    }
+    call.approval = { fingerprint: approvedFingerprint, approved: true };
+    const done = await act(guard, target);
+    if (done.isError === true) return done;
+    return { ...done, content: [...(done.content ?? []), { type: "text", text: actedOnTokenLine(route.slug) }] };
   }
   const decision = await askPerson({ message });
   switch (decision.kind) {
@@ -146,7 +182,8 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
   const live = await guard.resolve(args);
   if ((await fingerprint(guard.fingerprint(live))) !== approvedFingerprint) {
     audit("refused", { reason: "target_changed" }, scope);
-    return text("Not done: the target changed after it was approved, so the approval does not cover it. Nothing was written.", true);
+    const now = guard.describe === undefined ? "" : ` (approved: ${guard.describe(target)}; now: ${guard.describe(live)})`;
+    return text(`Not done: the target changed after it was approved${now}, so the approval does not cover it. Nothing was written.`, true);
   }
   if (scope.signal.aborted) {
     audit("cancelled", { reason: "caller_left" }, scope);

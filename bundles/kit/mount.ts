@@ -7,6 +7,7 @@ import { SLUG_PATTERN, slugNamespace } from "../../contract/slug";
 import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 import { installConfirmSeam } from "./seam";
+import { logSwitchOnce } from "./switch";
 import { type ToolGroupSpec, toolGroupsFor } from "./tool-groups";
 
 export type MountFactory = (mount: string, env: Record<string, unknown>) => McpServer;
@@ -30,8 +31,11 @@ export interface BundleManifest {
 }
 
 export type BundleOptions =
-  /** The bundle's manifest, and the slug-independent factory serving each of its mounts. */
-  | { manifest: BundleManifest; server: MountFactory }
+  /**
+   * The bundle's manifest, and the slug-independent factory serving each of its mounts. `elicitationSwitch`: the
+   * bundle opts into the two-call token and reads ELICITATION (bundles/kit/switch.ts), naming itself in its log line.
+   */
+  | { manifest: BundleManifest; server: MountFactory; elicitationSwitch?: { bundle: string } }
   /** Mount path ("/echo") to the factory serving it (the kit's own tests). */
   | { mounts: Record<string, MountFactory> };
 
@@ -90,6 +94,7 @@ export function mountProblem(manifest: BundleManifest | undefined, path: string,
 export function serveBundle(options: BundleOptions): ExportedHandler<Record<string, unknown>> {
   const manifest = "manifest" in options ? options.manifest : undefined;
   const perSlug = manifest?.mounts === PER_SLUG;
+  const switchOf = "elicitationSwitch" in options ? options.elicitationSwitch : undefined;
   if (typeof manifest?.mounts === "string" && !perSlug) throw new Error(`bundle.json's mounts is a list of paths or "${PER_SLUG}"`);
   if (perSlug && (manifest?.secrets ?? []).length === 0) throw new Error(`a "${PER_SLUG}" bundle lists the secrets that give a slug its mount`);
 
@@ -119,9 +124,11 @@ export function serveBundle(options: BundleOptions): ExportedHandler<Record<stri
   return {
     async fetch(request, env, ctx) {
       warnPostureOnce(env);
+      // A bundle with an ELICITATION that is neither true nor false serves nothing (docs/rules.md R-PAD-11).
+      const sw = switchOf === undefined ? undefined : logSwitchOnce(switchOf.bundle, env);
       const path = new URL(request.url).pathname;
       if (!serves(path)) return rpcError(404, -32601, `no mount at ${path}`);
-      const problem = mountProblem(manifest, path, env);
+      const problem = sw !== undefined && !sw.ok ? sw.reason : mountProblem(manifest, path, env);
       if (problem !== undefined && request.method !== "POST") return rpcError(404, MOUNT_UNAVAILABLE, problem);
       const scope: CallScope = { mount: path.slice(1), signal: request.signal, waitUntil: (p) => ctx.waitUntil(p), env };
       if (request.method !== "POST") return runInScope(scope, () => handlerOf(path).fetch(request));

@@ -1,7 +1,7 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
 // flight in one isolate never see each other's approval address (docs/rules.md R-CHAN-8).
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema } from "../../contract/channel";
+import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type FallbackChannel } from "../../contract/channel";
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
 
@@ -13,7 +13,9 @@ export type ChannelState =
   | { kind: "none" }
   | { kind: "refused"; reason: string; slug?: string; caller?: string; malformed?: true }
   | { kind: "ask"; channel: AskChannel }
-  | { kind: "skip"; channel: SkipChannel };
+  | { kind: "skip"; channel: SkipChannel }
+  /** Nobody to ask, on a slug that allows the two-call token: only a guard that opts in takes it (bundles/kit/token.ts). */
+  | { kind: "fallback"; channel: FallbackChannel };
 
 export interface ProgressNotification {
   method: "notifications/progress";
@@ -95,7 +97,8 @@ export function readChannel(meta: unknown): ChannelState {
   const channel = parsed.data;
   if ("refused" in channel) return { kind: "refused", reason: channel.refused, slug: channel.slug, ...(channel.caller === undefined ? {} : { caller: channel.caller }) };
   if ("skip" in channel) return { kind: "skip", channel };
-  return { kind: "ask", channel };
+  if ("url" in channel) return { kind: "ask", channel };
+  return { kind: "fallback", channel };
 }
 
 function progressTokenOf(meta: unknown): string | number | undefined {
@@ -108,7 +111,7 @@ function progressTokenOf(meta: unknown): string | number | undefined {
 export function callStateFor(requestId: string | number, params: Record<string, unknown>, now: number = Date.now()): CallState {
   const meta = params._meta;
   const channel = readChannel(meta);
-  const ttlMs = channel.kind === "ask" ? channel.channel.ttlMs : channel.kind === "skip" ? channel.channel.ttlMs : undefined;
+  const ttlMs = channel.kind === "ask" || channel.kind === "skip" || channel.kind === "fallback" ? channel.channel.ttlMs : undefined;
   return {
     requestId,
     toolName: typeof params.name === "string" ? params.name : "",

@@ -24,7 +24,9 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 }
 
 it("deletes decided and expired prompts after the retention period, then the empty session", async () => {
-  const { elicitationUrl, sessionId } = await mint(svc.origin);
+  const { elicitationUrl, sessionId, reviewUrl } = await mint(svc.origin);
+  // While the session lives its review page opens (the page checks only that the session exists).
+  expect((await fetch(reviewUrl)).status).toBe(200);
   const options = { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN };
   const decided = await newPrompt(elicitationUrl);
   const expiring = await newPrompt(elicitationUrl, { expiresInMs: 1000 });
@@ -59,4 +61,8 @@ it("deletes decided and expired prompts after the retention period, then the emp
   );
   expect(gone).toBe(404);
   expect((await poll(elicitationUrl, decided)).status).toBe(404);
+  // The review page says so, from whether the session exists alone (no prompt is read for it).
+  const page = await fetch(reviewUrl);
+  expect(page.status).toBe(404);
+  expect(await page.text()).toContain("This session no longer exists.");
 }, 60_000);

@@ -43,7 +43,10 @@ describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", () => 
     const r = await run([]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("deploy:check ok: strad-bundle-echo, strad-bundle-google, strad-bundle-onepassword, strad-approvals, strad-gateway");
+    // Every Worker of the tree, bundles first (the order npm run deploy takes).
+    const names = [...(workers.bundles as { name: string }[]).map((b) => b.name), "strad-approvals", "strad-gateway"];
+    expect(names).toEqual(expect.arrayContaining(["strad-bundle-echo", "strad-bundle-google"]));
+    expect(r.stdout).toContain(`deploy:check ok: ${names.join(", ")} build as deployed`);
     expect(r.stdout).toContain("strad-approvals (approvals/wrangler.toml) [vars] ACCESS_AUD = <your-access-application-audience-tag>");
     expect(r.stdout).toContain("strad.config.yaml gateway.elicitation.allowedUrlPrefixes[0] = https://approvals.example.com/api/v1/elicitations/session/");
     const puts = r.stdout

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { withoutServices } from "../../scripts/deploy";
 // @ts-expect-error: plain ESM helper without types
-import { ROOT } from "../../scripts/workers.mjs";
+import { discoverWorkers, ROOT } from "../../scripts/workers.mjs";
 import { addVar, copyTree, edit, fillPlaceholders } from "./helpers/tree";
 
 const TSX = join(ROOT, "node_modules/.bin/tsx");
@@ -52,15 +52,21 @@ describe("npm run deploy", () => {
     const r = await deploy(root, "--dry-run");
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
+    // Every bundle first (echo and Google carry the roster's env), then the approval service, then the gateway.
+    const bundles = (discoverWorkers(root).bundles as { name: string }[]).map((b) => b.name);
+    const env: Record<string, string> = {
+      "strad-bundle-echo": " with the roster's env (ECHO__GREETING, GREETING)",
+      "strad-bundle-google": " with the roster's env (GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS)",
+    };
+    const n = bundles.length + 2;
+    expect(bundles).toEqual(expect.arrayContaining(["strad-bundle-echo", "strad-bundle-google"]));
     expect(steps(r.stdout)).toEqual([
-      "[1/5] (dry run) strad-bundle-echo with the roster's env (ECHO__GREETING, GREETING)",
-      "[2/5] (dry run) strad-bundle-google with the roster's env (GMAIL_RW_EXTERNAL__GMAIL_ENABLED_TOOLGROUPS)",
-      "[3/5] (dry run) strad-bundle-onepassword",
-      "[4/5] (dry run) strad-approvals",
-      "[5/5] (dry run) strad-gateway, binding every bundle",
+      ...bundles.map((name, i) => `[${i + 1}/${n}] (dry run) ${name}${env[name] ?? ""}`),
+      `[${n - 1}/${n}] (dry run) strad-approvals`,
+      `[${n}/${n}] (dry run) strad-gateway, binding every bundle`,
     ]);
     expect(r.stdout).toContain("-c bundles/echo/wrangler.toml --var ECHO__GREETING:hello from production --var GREETING:hello from production");
-    expect(r.stdout).toContain("dry run done: 5 steps built, nothing uploaded");
+    expect(r.stdout).toContain(`dry run done: ${n} steps built, nothing uploaded`);
   }, 150_000);
 
   it("--first deploys the gateway without its service bindings before anything else, and leaves no file behind", async () => {
@@ -68,8 +74,10 @@ describe("npm run deploy", () => {
     fillPlaceholders(root);
     const r = await deploy(root, "--dry-run", "--first");
     expect(r.status).toBe(0);
-    expect(steps(r.stdout)[0]).toBe("[1/6] (dry run) strad-gateway without its service bindings (it hosts CallRegistry, which the bundles bind)");
-    expect(steps(r.stdout)[5]).toBe("[6/6] (dry run) strad-gateway, binding every bundle");
+    const n = discoverWorkers(root).bundles.length + 3;
+    expect(steps(r.stdout)).toHaveLength(n);
+    expect(steps(r.stdout)[0]).toBe(`[1/${n}] (dry run) strad-gateway without its service bindings (it hosts CallRegistry, which the bundles bind)`);
+    expect(steps(r.stdout)[n - 1]).toBe(`[${n}/${n}] (dry run) strad-gateway, binding every bundle`);
     expect(existsSync(join(root, "wrangler.first-deploy.toml"))).toBe(false);
   }, 150_000);
 

@@ -473,3 +473,44 @@ describe("1Password: what a slug's reveals, creates and shares do (bundles/onepa
     expect(bySlug(shared, "ask").reasons.join("\n")).not.toContain("1Password");
   });
 });
+
+describe("the two-call token: a slug's fallback and its bundle's ELICITATION (bundles/pads)", () => {
+  const padSlug = (slug: string, lines = "") => `  - slug: ${slug}\n    kind: bundle\n    bundle: PADS\n    path: /pads\n    entitlements: [user]\n${lines}`;
+
+  it("dev: pads asks and refuses a call with no approval address; pads-token asks, and answers such a call with the two-call token", async () => {
+    const r = await once("strad.dev.yaml");
+    const pads = block(r.stdout, "pads");
+    expect(pads).toMatch(/^pads: ASK /);
+    expect(pads).toMatch(/^ {4}dev-session .*: asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one$/m);
+    expect(pads).not.toContain("two-call token");
+    const token = block(r.stdout, "pads-token");
+    expect(token).toMatch(/^pads-token: ASK /);
+    expect(token).toContain(
+      "why: fallback: token: a guarded call that brings no X-Elicitation-Url gets the two-call token instead of a refusal, which proves only that the call was made twice with the same arguments",
+    );
+    expect(token).toMatch(/^ {4}dev-session .*: asked when it sends an X-Elicitation-Url under the approval prefixes, the two-call token without one$/m);
+  }, 60_000);
+
+  it("a fallback slug without confirmations acts on the token alone; ELICITATION=false makes a fallback slug TOKEN and any other slug of the bundle refuse", () => {
+    const alone = report(planted({ more: padSlug("only-token", "    fallback: token\n") }));
+    expect(bySlug(alone, "only-token").verdict).toBe("TOKEN");
+    expect(bySlug(alone, "only-token").callers[0]?.guarded).toBe("the two-call token: nobody is asked");
+    const off = report(
+      planted({ more: `${padSlug("quiet", '    confirmations: true\n    fallback: token\n    env:\n      ELICITATION: "false"\n')}${padSlug("strict", "    confirmations: true\n")}` }),
+    );
+    expect(bySlug(off, "quiet").verdict).toBe("TOKEN");
+    expect(bySlug(off, "quiet").reasons.join("\n")).toContain("bundle PADS runs with ELICITATION=false: nobody is asked; every guarded call takes the two-call token");
+    expect(bySlug(off, "strict").verdict).toBe("REFUSE");
+    expect(bySlug(off, "strict").reasons.join("\n")).toContain("runs with ELICITATION=false and this slug has no fallback: token: its guarded tools refuse");
+  });
+
+  it("an ELICITATION that is neither true nor false makes every slug of the bundle refuse; Gmail and 1Password never take the token", () => {
+    const bad = report(planted({ more: padSlug("typo", '    confirmations: true\n    env:\n      ELICITATION: "off"\n') }));
+    expect(bySlug(bad, "typo").verdict).toBe("REFUSE");
+    expect(bySlug(bad, "typo").reasons).toContain("bundle PADS has an ELICITATION that is neither true nor false: every request to it fails until it is");
+    const gmail = report(planted({ ask: "    fallback: token\n" }));
+    expect(bySlug(gmail, "ask").verdict).toBe("ASK");
+    expect(bySlug(gmail, "ask").reasons).toContain("fallback: token, but bundle GOOGLE does not take the two-call token: a call with nobody to ask is refused");
+    expect(bySlug(gmail, "ask").callers[0]?.guarded).toBe("asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one");
+  });
+});

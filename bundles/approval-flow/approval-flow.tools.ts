@@ -1,0 +1,447 @@
+// Approval Flow: the agent itself asks a person to approve a payload (request_approval), waits for the answer
+// (await_approval, a bounded long-poll; check_status, a quick read) and then applies exactly what was approved,
+// once (apply). Every tool rides on the caller's approval channel, over the same fallback-elicitation protocol as
+// every bundle and through the kit: no usable channel, no tool (docs/rules.md R-FLOW-1). Results are JSON, in the
+// shapes bundles/approval-flow/README.md lists.
+import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { META_REVIEW_URL } from "../../contract/elicitation";
+import { isSecureOrLoopback } from "../../contract/url-policy";
+import { type ApprovalError, createPrompt, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, LONG_POLL_WAIT_S, type PromptPolled, pollPrompt } from "../kit/approval-client";
+import { type AuditReason, audit, auditTrail } from "../kit/audit";
+import { auditRefusal, msFromEnv, noAnswerLine, preflight } from "../kit/confirm";
+import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
+import { GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
+import { type DeclaredAnnotations, declareGuard, refusal } from "../kit/guard";
+import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "../kit/keepalive";
+import { PromptRefusal } from "../kit/prompt";
+import { type CallScope, type CallState, currentScope } from "../kit/scope";
+import { buildFlowPrompt, checkPayload, MAX_PURPOSE_CHARS } from "./approval-flow.prompt";
+import type { FlowRecord, FlowStatus, FlowStoreApi, NewFlow, Settled } from "./approval-flow.store";
+
+/**
+ * The bundle's registry of confirmed tools. All four rest on the caller's approval channel: request_approval asks a
+ * person, await_approval and check_status read that person's answer over the channel the request was made on, and
+ * apply is the gated write of what the person approved. So each one refuses, before it reads or writes anything,
+ * where the channel cannot be used, as every tool that asks does (docs/rules.md R-CHAN-9).
+ */
+export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set(["request_approval", "await_approval", "check_status", "apply"]);
+
+export const TTL_SECONDS = { fallback: 3600, min: 60, max: 86_400 } as const;
+/** The longest await_approval waits in one call: under the 25 s a reference service holds a poll, and under most hosts' tool-call timeouts. */
+export const AWAIT_MAX_MS = 25_000;
+/** What await_approval leaves between its bound and the channel's deadline (itself a margin before the hop's timeout). */
+export const AWAIT_MARGIN_MS = 500;
+/** How long past its bound a held poll may take to come back before it is cut. */
+const BOUND_SLACK_MS = 200;
+/** How long check_status and apply give the approval service to answer a plain poll. */
+export const QUICK_POLL_MS = 5_000;
+/** A create is given this long (and never past the call's deadline). */
+export const CREATE_TIMEOUT_MS = 15_000;
+/** The longest reviewUrl handed on; a longer one, or anything but an absolute https (or loopback http) URL, is null. */
+export const MAX_REVIEW_URL_CHARS = 2048;
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const ANNOTATIONS = {
+  request: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  read: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  apply: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+} satisfies Record<string, DeclaredAnnotations>;
+
+export const UNKNOWN_ID = "Not found: no approval request with this elicitationId belongs to this caller. Nothing was read or written.";
+export const OTHER_SESSION = "this approval request was made on another approval session (another X-Elicitation-Url); only the session it was made on can await, check or apply it";
+export const WAIVER_REASON = "this slug waives confirmations (skipConfirmations), but an approval request always asks a person: there is no one to ask on a waived slug";
+const NO_CALLER = "the gateway named no caller on the approval channel, so the request could not be kept as this caller's";
+const APPLY_WORDS: WriteWords = { act: "apply", done: "applied", target: "request" };
+/** Where the gate "writes" an apply: nowhere on the network; the fetch it is handed moves the request in the store. */
+const APPLY_URL = "https://approval-flow.invalid/apply";
+
+/** An approval service's failure, as the audit trail words it. */
+const SERVICE_REASON: Record<ApprovalError["code"], AuditReason> = {
+  APPROVAL_HTTP: "approval_service_http",
+  APPROVAL_REDIRECT: "approval_service_redirect",
+  APPROVAL_UNREACHABLE: "approval_service_unreachable",
+  APPROVAL_PROTOCOL: "approval_service_protocol",
+};
+
+type StoreNamespace = { idFromName(name: string): unknown; get(id: unknown): unknown };
+
+function json(value: Record<string, unknown>, isError = false): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, isError };
+}
+
+function text(message: string): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+/** The request's expiry: ttlSeconds (3600 when unset) clamped to 60-86400 (docs/rules.md R-FLOW-3). */
+export function ttlSeconds(requested: number | undefined): number {
+  if (requested === undefined || !Number.isFinite(requested)) return TTL_SECONDS.fallback;
+  return Math.min(TTL_SECONDS.max, Math.max(TTL_SECONDS.min, Math.floor(requested)));
+}
+
+/** The approval session a channel names: a digest of its URL, never the URL (a credential). */
+export async function sessionTag(url: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(url));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The review page's URL as the approval service named it, when it is one to hand on; otherwise null. */
+export function reviewUrlFrom(meta: Record<string, unknown>): string | null {
+  const value = meta[META_REVIEW_URL];
+  if (typeof value !== "string" || value.length > MAX_REVIEW_URL_CHARS) return null;
+  try {
+    const url = new URL(value);
+    return isSecureOrLoopback(url) && url.username === "" && url.password === "" && url.href === value ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the approval is bound to: this request, the purpose the person read and the payload they saw. */
+export function flowBinding(flow: Pick<NewFlow, "id" | "purpose" | "payload">): FingerprintInput {
+  return { operation: "approval_flow.apply", target: { elicitation: flow.id, purpose: flow.purpose, payload: flow.payload } };
+}
+
+interface Ready {
+  scope: CallScope;
+  call: CallState;
+  url: string;
+  headers: Record<string, string>;
+  caller: string;
+  deadline: number;
+  store: FlowStoreApi;
+}
+
+/** The kit's preflight, then what this bundle needs on top: an ask channel naming its caller, and its store. */
+function ready(): { ok: true; ready: Ready } | { ok: false; answer: CallToolResult } {
+  const scope = currentScope();
+  const pre = preflight();
+  if (!pre.ok) {
+    auditRefusal(pre);
+    return { ok: false, answer: refusal(pre.reason) };
+  }
+  const call = scope.call;
+  const channel = call?.channel;
+  if (call === undefined || channel?.kind !== "ask" || call.deadline === undefined) {
+    audit("refused", { reason: "no_channel" }, scope);
+    return { ok: false, answer: refusal(pre.mode === "skip" ? WAIVER_REASON : "no approval channel this bundle can ask over reached this call") };
+  }
+  const caller = channel.channel.caller;
+  if (caller === undefined) {
+    audit("refused", { reason: "malformed_channel" }, scope);
+    return { ok: false, answer: refusal(NO_CALLER) };
+  }
+  const ns = scope.env.FLOWS as StoreNamespace | undefined;
+  if (ns === undefined || typeof ns.idFromName !== "function")
+    return { ok: false, answer: text("Not done: this bundle has no store for approval requests (the FLOWS binding is missing). Nothing was read or written.") };
+  const store = ns.get(ns.idFromName(`caller:${caller}`)) as FlowStoreApi;
+  return { ok: true, ready: { scope, call, url: channel.channel.url, headers: channel.channel.headers, caller, deadline: call.deadline, store } };
+}
+
+/** The caller's own request on this call's approval session, or the answer that says why not. */
+async function ownRequest(r: Ready, elicitationId: string): Promise<{ ok: true; record: FlowRecord } | { ok: false; answer: CallToolResult }> {
+  // Another caller's id is looked up in that caller's store only, so it reads exactly as an unknown one (R-FLOW-5).
+  const record = ID.test(elicitationId) ? await r.store.get(elicitationId) : undefined;
+  if (record === undefined || record.caller !== r.caller) return { ok: false, answer: text(UNKNOWN_ID) };
+  if (record.session !== (await sessionTag(r.url))) return { ok: false, answer: refusal(OTHER_SESSION) };
+  const trail = auditTrail(r.scope);
+  if (trail !== undefined) {
+    trail.request = record.requestId;
+    trail.fingerprint = record.fingerprint;
+    trail.approver = record.approver;
+  }
+  return { ok: true, record };
+}
+
+/** Records what a poll (or the deadline) said, once; the call that moved the request writes its audit line. */
+async function settle(r: Ready, record: FlowRecord, status: Settled, approver: string | null, line: { outcome: Parameters<typeof audit>[0]; reason?: AuditReason }): Promise<FlowRecord> {
+  const settled = await r.store.settle(record.id, status, approver);
+  if (settled === undefined) return record;
+  if (settled.changed) {
+    const trail = auditTrail(r.scope);
+    if (trail !== undefined) trail.approver = settled.record.approver;
+    audit(line.outcome, { reason: line.reason }, r.scope);
+  }
+  return settled.record;
+}
+
+/** A pending request as a poll answered it: settled when the answer was one, unchanged while pending. */
+async function settleFrom(r: Ready, record: FlowRecord, polled: Exclude<PromptPolled, { ok: false }>): Promise<FlowRecord> {
+  if (polled.answer === "pending") return record;
+  if (polled.answer === "accept") return settle(r, record, "approved", polled.approver, { outcome: "approved" });
+  const line = noAnswerLine(polled.answer, polled.cause);
+  return settle(r, record, polled.answer === "expired" ? "expired" : "rejected", polled.approver, line);
+}
+
+type Observed = { ok: true; record: FlowRecord } | { ok: false; answer: CallToolResult };
+
+/**
+ * The request's status, asking the approval service only while it is pending: until `until` (epoch ms) with
+ * `Prefer: wait` (a service that does not hold polls is polled every STRAD_POLL_INTERVAL_MS), never past the
+ * request's expiry. At or after the expiry one last plain poll reads what the service decided in time; without an
+ * answer by then the request is expired (docs/rules.md R-FLOW-7, R-FLOW-8).
+ */
+async function observe(r: Ready, start: FlowRecord, until: number): Promise<Observed> {
+  let record = start;
+  const interval = msFromEnv(r.scope.env, "STRAD_POLL_INTERVAL_MS", DEFAULT_POLL_INTERVAL_MS, 20, 60_000);
+  const poll = (waitS: number, deadline: number) =>
+    pollPrompt({ url: r.url, headers: r.headers, requestId: record.requestId, waitS, deadline: Math.min(deadline, r.deadline), signal: r.scope.signal });
+  for (;;) {
+    if (record.status !== "pending") return { ok: true, record };
+    if (r.scope.signal.aborted) return { ok: true, record };
+    const now = Date.now();
+    if (now >= record.expiresAt) {
+      const last = await poll(0, now + QUICK_POLL_MS);
+      if (last.ok && last.answer !== "pending") return { ok: true, record: await settleFrom(r, record, last) };
+      // Nothing decided in time (or no word from the service): the deadline decides.
+      return { ok: true, record: await settle(r, record, "expired", null, { outcome: "expired", reason: "deadline" }) };
+    }
+    const end = Math.min(until, record.expiresAt);
+    const waitS = Math.min(LONG_POLL_WAIT_S, Math.floor((end - now) / 1000));
+    const holding = waitS >= 1;
+    // A held poll is cut at the bound (a service answering late must not hold the call past it); one held to the
+    // expiry is given a moment to answer how the request ended. A plain poll gets QUICK_POLL_MS.
+    const abortAt = Math.min(r.deadline, holding ? end + (end === record.expiresAt ? QUICK_POLL_MS : BOUND_SLACK_MS) : now + QUICK_POLL_MS);
+    const started = Date.now();
+    const polled = await poll(waitS, abortAt);
+    if (!polled.ok) {
+      if (r.scope.signal.aborted) return { ok: true, record };
+      if (holding && polled.error.code === "APPROVAL_UNREACHABLE" && Date.now() >= abortAt - 5) {
+        // The bound cut the held poll: still pending, unless the expiry has come meanwhile.
+        if (Date.now() >= record.expiresAt) continue;
+        return { ok: true, record };
+      }
+      audit("refused", { reason: SERVICE_REASON[polled.error.code] }, r.scope);
+      return { ok: false, answer: text(`Not done: ${describeApprovalError(polled.error)}. The request's status is unknown for now; nothing was applied.`) };
+    }
+    record = await settleFrom(r, record, polled);
+    if (record.status !== "pending") return { ok: true, record };
+    if (Date.now() >= until && Date.now() < record.expiresAt) return { ok: true, record };
+    // A service that answered at once (no long-poll) is asked again after the poll interval, within the bound.
+    const held = Date.now() - started;
+    const pause = Math.min(Math.max(0, interval - held), Math.max(0, Math.min(until, record.expiresAt) - Date.now()));
+    if (pause > 0) await sleep(pause, r.scope.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+const statusOf = (record: FlowRecord): FlowStatus => record.status;
+
+async function requestApproval(args: { purpose: string; payload?: unknown; ttlSeconds?: number }): Promise<CallToolResult> {
+  const got = ready();
+  if (!got.ok) return got.answer;
+  const r = got.ready;
+  const payload = checkPayload(args.payload);
+  if (!payload.ok) return text(`Not done: ${payload.reason}. No one was asked.`);
+  const now = Date.now();
+  const expiresAt = now + ttlSeconds(args.ttlSeconds) * 1000;
+  const id = crypto.randomUUID();
+  const proposed = crypto.randomUUID();
+  const slug = r.call.channel.kind === "ask" ? r.call.channel.channel.slug : r.scope.mount;
+  let message: string;
+  try {
+    message = buildFlowPrompt({ slug, purpose: args.purpose, payload: JSON.parse(payload.text), expiresAt });
+  } catch (error) {
+    if (error instanceof PromptRefusal) {
+      audit("refused", { reason: error.code === "too_large" ? "prompt_too_large" : "prompt_value_too_long" }, r.scope);
+      return text(`Not done: ${error.message}, so no one was asked.`);
+    }
+    throw error;
+  }
+  const flow: NewFlow = {
+    id,
+    requestId: proposed,
+    caller: r.caller,
+    session: await sessionTag(r.url),
+    purpose: args.purpose,
+    payload: payload.text,
+    fingerprint: await fingerprint(flowBinding({ id, purpose: args.purpose, payload: payload.text })),
+    createdAt: now,
+    expiresAt,
+  };
+  // Kept first, so a person is never shown a request the bundle could not hand out once approved.
+  const kept = await r.store.create(flow);
+  if (!kept.ok)
+    return text(
+      `Not done: this caller already holds the most approval requests it may${kept.reason === "too_many" ? " pending at once" : ""}: wait for some to be decided or to expire. No one was asked.`,
+    );
+  const created = await createPrompt({
+    url: r.url,
+    headers: r.headers,
+    message,
+    requestedSchema: {
+      type: "object",
+      properties: { confirm: { type: "boolean", title: "Approve", description: "Tick to let the agent carry out exactly this payload, once." } },
+      required: ["confirm"],
+    },
+    toolName: r.call.toolName,
+    requestId: proposed,
+    expiresAt,
+    meta: { [META_REVIEW_URL]: true },
+    deadline: Math.min(r.deadline, Date.now() + CREATE_TIMEOUT_MS),
+    signal: r.scope.signal,
+  });
+  if (!created.ok) {
+    await r.store.drop(id);
+    audit("refused", { reason: SERVICE_REASON[created.error.code] }, r.scope);
+    return text(`Not done: ${describeApprovalError(created.error)}. No approval request was made.`);
+  }
+  // The service named its own id: that is the one to poll.
+  if (created.requestId !== proposed) await r.store.rebind(id, created.requestId);
+  const trail = auditTrail(r.scope);
+  if (trail !== undefined) {
+    trail.request = created.requestId;
+    trail.fingerprint = flow.fingerprint;
+  }
+  audit("asked", {}, r.scope);
+  // No URL-mode prompt reaches the host through the stateless gateway (ARCHITECTURE.md, "Approval Flow").
+  return json({ elicitationId: id, status: "pending", reviewUrl: reviewUrlFrom(created.meta), expiresAt: new Date(expiresAt).toISOString(), elicitationDelivered: false });
+}
+
+async function awaitApproval(args: { elicitationId: string }): Promise<CallToolResult> {
+  const got = ready();
+  if (!got.ok) return got.answer;
+  const r = got.ready;
+  const own = await ownRequest(r, args.elicitationId);
+  if (!own.ok) return own.answer;
+  // The bound: AWAIT_MAX_MS, and always before the channel's deadline, which sits a margin before the hop's timeout.
+  const until = Math.min(Date.now() + AWAIT_MAX_MS, r.deadline - AWAIT_MARGIN_MS);
+  const stop = startKeepalive({
+    progressToken: r.call.progressToken,
+    notify: r.call.notify,
+    intervalMs: msFromEnv(r.scope.env, "STRAD_KEEPALIVE_MS", DEFAULT_KEEPALIVE_MS, 20, 60_000),
+    signal: r.scope.signal,
+  });
+  try {
+    const seen = await observe(r, own.record, until);
+    return seen.ok ? json({ status: statusOf(seen.record) }) : seen.answer;
+  } finally {
+    stop();
+  }
+}
+
+async function checkStatus(args: { elicitationId: string }): Promise<CallToolResult> {
+  const got = ready();
+  if (!got.ok) return got.answer;
+  const r = got.ready;
+  const own = await ownRequest(r, args.elicitationId);
+  if (!own.ok) return own.answer;
+  const seen = await observe(r, own.record, Date.now());
+  return seen.ok ? json({ status: statusOf(seen.record) }) : seen.answer;
+}
+
+const NOT_APPLIED: Record<Exclude<FlowStatus, "approved" | "applied">, string> = {
+  pending: "Not applied: nobody has approved this request yet. Call await_approval to wait for the decision.",
+  rejected: "Not applied: the request was rejected. Nothing is handed out for it.",
+  expired: "Not applied: the request expired before anyone approved it. Ask for approval again.",
+};
+
+async function apply(args: { elicitationId: string }): Promise<CallToolResult> {
+  const got = ready();
+  if (!got.ok) return got.answer;
+  const r = got.ready;
+  const own = await ownRequest(r, args.elicitationId);
+  if (!own.ok) return own.answer;
+  const seen = await observe(r, own.record, Date.now());
+  if (!seen.ok) return seen.answer;
+  const record = seen.record;
+  if (record.status === "applied") {
+    audit("refused", { reason: "approval_spent" }, r.scope);
+    return json({ status: "applied", message: "Already applied: the payload was handed out once, by an earlier apply, and is not handed out again." });
+  }
+  if (record.status !== "approved") {
+    audit("refused", { reason: "not_approved" }, r.scope);
+    return json({ status: record.status, message: NOT_APPLIED[record.status] }, true);
+  }
+  // A gated write like any other: the approval covers this request as the person saw it, and the call must win its
+  // single claim (held while the gateway vouches for its caller) before the store hands the payload out, once.
+  r.call.approval = { fingerprint: record.fingerprint, approved: true };
+  let handed: string | undefined;
+  try {
+    const response = await gatedWrite(
+      APPLY_URL,
+      { method: "POST" },
+      {
+        binds: flowBinding(record),
+        needsApproval: true,
+        words: APPLY_WORDS,
+        fetch: async () => {
+          const applied = await r.store.apply(record.id);
+          if (applied.ok) handed = applied.payload;
+          return new Response(null, { status: applied.ok ? 200 : 409 });
+        },
+      },
+    );
+    if (handed === undefined || response.status !== 200) {
+      return json({ status: "applied", message: "Already applied: the payload was handed out once, by an earlier apply, and is not handed out again." });
+    }
+  } catch (error) {
+    if (error instanceof GateRefusal) return text(`Not done: ${error.message}. The request is still approved; nothing was handed out.`);
+    throw error;
+  }
+  // The payload exactly as stored at request time, never a value the agent re-supplies.
+  const result = JSON.parse(`{"status":"applied","payload":${handed}}`) as Record<string, unknown>;
+  return { content: [{ type: "text", text: `{"status":"applied","payload":${handed}}` }], structuredContent: result };
+}
+
+const IdInput = z.object({ elicitationId: z.string().min(1).max(128).describe("The elicitationId request_approval answered.") });
+
+export function approvalFlowServer(mount: string, _env: Record<string, unknown>): McpServer {
+  const server = new McpServer({ name: `strad-approval-flow/${mount}`, version: "0.1.0" });
+  const register = (name: string, config: { description: string; inputSchema: z.ZodType; annotations: DeclaredAnnotations }, handler: (args: never) => Promise<CallToolResult>) => {
+    declareGuard(server, CONFIRMED_TOOLS, name, "always");
+    server.registerTool(name, config as never, handler as never);
+  };
+
+  register(
+    "request_approval",
+    {
+      description:
+        "Asks a person, on the caller's approval channel, to approve a JSON payload before the agent carries it out. Returns at once with an elicitationId; then call await_approval, and apply once it is approved. The payload is stored and is exactly what apply hands back.",
+      inputSchema: z.object({
+        purpose: z.string().min(1).max(MAX_PURPOSE_CHARS).describe("What the payload is for, in a sentence the person reads first."),
+        payload: z.unknown().describe("The JSON value to approve: exactly what apply will hand back."),
+        ttlSeconds: z.number().optional().describe("How long the person has to decide, in seconds: 3600 unless set, clamped to 60-86400."),
+      }),
+      annotations: ANNOTATIONS.request,
+    },
+    requestApproval as never,
+  );
+  register(
+    "await_approval",
+    {
+      description: `Waits for the person's decision: returns the moment it lands, or "pending" after at most ${AWAIT_MAX_MS / 1000} s (call it again), never past the request's expiry. Status: pending, approved, rejected, applied or expired.`,
+      inputSchema: IdInput,
+      annotations: ANNOTATIONS.read,
+    },
+    awaitApproval as never,
+  );
+  register(
+    "check_status",
+    { description: "The request's status now, without waiting: pending, approved, rejected, applied or expired.", inputSchema: IdInput, annotations: ANNOTATIONS.read },
+    checkStatus as never,
+  );
+  register(
+    "apply",
+    {
+      description: "Hands back the approved payload, once, for the agent to carry out. A pending, rejected or expired request cannot be applied; a second apply answers applied without the payload.",
+      inputSchema: IdInput,
+      annotations: ANNOTATIONS.apply,
+    },
+    apply as never,
+  );
+  return server;
+}

@@ -1,0 +1,446 @@
+// A Rustpad client on workerd. Rustpad serves a pad's plain text at GET /api/text/<id>, its own statistics at
+// GET /api/stats, and the pad itself as a WebSocket at /api/socket/<id>, speaking JSON messages named as serde
+// names the variants of its enums: the server says Identity (this connection's user id), History (operations from
+// a revision on, each with the id of the user who made it), Language and UserInfo; a client says Edit (an
+// operation against a revision, which the server transforms against whatever landed since), SetLanguage and
+// ClientInfo. The server broadcasts every applied edit, the sender's own included: that is the acknowledgement.
+//
+// The socket is opened by fetch with `Upgrade: websocket`, as a Worker opens an outbound WebSocket. Every pad id is
+// checked against Rustpad's own alphabet and length before anything is sent (docs/rules.md R-PAD-1). A session reads
+// and follows the pad; its one way to change the pad is `edit` / `setLanguage`, which hand the send to the kit's
+// send gate (docs/rules.md R-PAD-6): the frame leaves only once the gate has let the write through.
+import { slugNamespace } from "../../contract/slug";
+import { cleanLine } from "../../contract/text";
+import { isSecureOrLoopback } from "../../contract/url-policy";
+import type { GatedWrite, WriteOptions, WriteWords } from "../kit/gate";
+import { charLength, OpSeq, PadOpError } from "./pads.ot";
+
+/** Rustpad's pad ids: what its own client generates, six characters of this alphabet. */
+export const PAD_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+export const PAD_ID_LENGTH = 6;
+export const PAD_ID = /^[A-Za-z0-9]{6}$/;
+/** Rustpad refuses an edit that would leave a pad longer than this (and drops the connection that sent it). */
+export const MAX_PAD_CHARS = 100_000;
+/** How long the bundle waits for Rustpad to answer one step (connect, sync, acknowledge). */
+export const PAD_TIMEOUT_MS = 15_000;
+/** A Rustpad answer over HTTP is read up to this many bytes (a full pad is at most 100,000 code points). */
+export const MAX_HTTP_BYTES = 512 * 1024;
+export const RUSTPAD_URL_VARIABLE = "RUSTPAD_URL";
+
+/** How a refused edit reads: the gate's words for a pad. */
+export const PAD_WORDS: WriteWords = { act: "change", done: "changed", target: "pad" };
+
+/** A failure in words the bundle chose: a status, a cause, never a byte of Rustpad's answer. */
+export class PadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PadError";
+  }
+}
+
+export function checkPadId(pad: string): void {
+  if (!PAD_ID.test(pad)) throw new PadError(`a pad id is ${PAD_ID_LENGTH} characters of A-Z, a-z and 0-9, as Rustpad makes them`);
+}
+
+/**
+ * The Rustpad server a mount talks to: its own `<MOUNT>__RUSTPAD_URL`, else the bundle-wide `RUSTPAD_URL`. https,
+ * or plain http on loopback only; no credentials, query or fragment. Throws PadError naming the variable, never its value.
+ */
+export function rustpadBase(mount: string, env: Record<string, unknown>): URL {
+  const own = `${slugNamespace(mount)}${RUSTPAD_URL_VARIABLE}`;
+  const name = typeof env[own] === "string" && env[own] !== "" ? own : RUSTPAD_URL_VARIABLE;
+  const raw = env[name];
+  if (typeof raw !== "string" || raw === "") throw new PadError(`no Rustpad server is configured for this mount: set ${own} or ${RUSTPAD_URL_VARIABLE}`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new PadError(`${name} is not a URL`);
+  }
+  if (!isSecureOrLoopback(url)) throw new PadError(`${name} must be https (plain http on a loopback host only)`);
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") throw new PadError(`${name} may hold no credentials, query or fragment`);
+  return url;
+}
+
+/** A path under the server's base (which may itself sit under a path). */
+function endpoint(base: URL, path: string): string {
+  return `${base.origin}${base.pathname.replace(/\/+$/, "")}${path}`;
+}
+
+/** A new pad id, as Rustpad's client makes one: six characters drawn uniformly from its alphabet. */
+export function newPadId(): string {
+  let id = "";
+  while (id.length < PAD_ID_LENGTH) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(16))) {
+      // 248 = 4 × 62: a byte at or past it would favour the first letters.
+      if (byte < 248 && id.length < PAD_ID_LENGTH) id += PAD_ID_ALPHABET[byte % 62];
+    }
+  }
+  return id;
+}
+
+async function readCapped(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) return text + decoder.decode();
+    size += chunk.value.byteLength;
+    if (size > MAX_HTTP_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new PadError(`Rustpad's answer is larger than ${MAX_HTTP_BYTES} bytes`);
+    }
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+}
+
+async function get(url: string, signal: AbortSignal): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetch(url, { method: "GET", redirect: "manual", signal });
+  } catch {
+    throw new PadError("Rustpad could not be reached");
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel().catch(() => {});
+    throw new PadError(`Rustpad answered HTTP ${response.status}`);
+  }
+  return readCapped(response);
+}
+
+/** GET /api/text/<id>: the pad's text. Rustpad answers an empty text for a pad it does not hold, and creates none. */
+export async function readPadText(base: URL, pad: string, signal: AbortSignal): Promise<string> {
+  checkPadId(pad);
+  return get(endpoint(base, `/api/text/${pad}`), signal);
+}
+
+export interface RustpadStats {
+  start_time: number;
+  num_documents: number;
+}
+
+/** GET /api/stats: when the server started (seconds since the epoch) and how many pads it holds. */
+export async function readStats(base: URL, signal: AbortSignal): Promise<RustpadStats> {
+  const text = await get(endpoint(base, "/api/stats"), signal);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new PadError("Rustpad's statistics are not JSON");
+  }
+  const { start_time, num_documents } = (body ?? {}) as Record<string, unknown>;
+  if (typeof start_time !== "number" || typeof num_documents !== "number") throw new PadError("Rustpad's statistics are not of the documented shape");
+  return { start_time, num_documents };
+}
+
+/** What a session needs of a WebSocket: workerd's own, accepted once the session listens to it. */
+export interface PadSocket {
+  accept(): void;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: "close" | "error", listener: () => void): void;
+}
+
+/** Opens the pad's socket the way a Worker opens an outbound WebSocket: a fetch with `Upgrade: websocket`. */
+async function connect(url: string, signal: AbortSignal): Promise<PadSocket> {
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { Upgrade: "websocket" }, redirect: "manual", signal });
+  } catch {
+    throw new PadError("Rustpad could not be reached");
+  }
+  const socket = (response as Response & { webSocket?: PadSocket | null }).webSocket;
+  if (socket === null || socket === undefined) {
+    await response.body?.cancel().catch(() => {});
+    throw new PadError(`Rustpad answered HTTP ${response.status} instead of opening the pad's socket`);
+  }
+  return socket;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: Error) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A wait nobody awaits any more (the call ended) must not surface as an unhandled rejection.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** What Rustpad's acknowledgement says about an edit: the revision it became, and how many others' edits it was merged after. */
+export interface EditAck {
+  revision: number;
+  /** Edits by other clients that landed after this one was sent and before it was applied: the server transformed it over them. */
+  merged: number;
+}
+
+/** One connection to one pad, for one tool call. */
+export class PadSession {
+  private chars: string[] = [];
+  /** How many operations of the pad's history this session has applied. */
+  revision = 0;
+  language: string | null = null;
+  private me: number | undefined;
+  private failure: PadError | undefined;
+  private readonly barriers: Deferred<void>[] = [];
+  private pendingEdit: { ack: Deferred<EditAck>; at: number } | undefined;
+  private pendingLanguage: { language: string; ack: Deferred<void> } | undefined;
+
+  private constructor(
+    readonly pad: string,
+    private readonly socket: PadSocket,
+    private readonly name: string,
+    signal: AbortSignal,
+  ) {
+    socket.addEventListener("message", (event) => this.onMessage(event.data));
+    socket.addEventListener("close", () => this.fail(new PadError("the connection to Rustpad closed")));
+    socket.addEventListener("error", () => this.fail(new PadError("the connection to Rustpad failed")));
+    signal.addEventListener("abort", () => this.close(), { once: true });
+    // Only now that every listener is in place: nothing the server sends first is missed.
+    socket.accept();
+  }
+
+  /** Opens the pad (Rustpad creates it, empty, if it holds none) and waits until the session holds its whole history. */
+  static async open(base: URL, pad: string, signal: AbortSignal, name = "strad"): Promise<PadSession> {
+    checkPadId(pad);
+    if (signal.aborted) throw new PadError("the call was dropped before Rustpad was reached");
+    const socket = await connect(endpoint(base, `/api/socket/${pad}`), signal);
+    const session = new PadSession(pad, socket, name, signal);
+    await session.sync();
+    return session;
+  }
+
+  get text(): string {
+    return this.chars.join("");
+  }
+
+  /** The pad's length as Rustpad counts it: code points. */
+  get length(): number {
+    return this.chars.length;
+  }
+
+  /**
+   * Waits until every edit Rustpad applied before now has reached this session: it says who it is (ClientInfo)
+   * and waits for its own echo, which the server sends after any history it has not yet sent.
+   */
+  async sync(): Promise<void> {
+    const barrier = deferred<void>();
+    this.barriers.push(barrier);
+    this.send({ ClientInfo: { name: this.name, hue: 210 } });
+    await this.wait(barrier.promise, "Rustpad did not answer in time");
+  }
+
+  /**
+   * Sends one edit, built against the pad as this session holds it now, through the send gate, and waits for
+   * Rustpad's acknowledgement. The frame leaves only from the door handed to `write`, which the gate opens once
+   * every check has passed, and at most once. It names the revision it was built against, so an edit by someone
+   * else that lands while the gate decides is merged by Rustpad, not mistaken for a base the edit never saw.
+   */
+  async edit(op: OpSeq, write: GatedWrite, options: WriteOptions): Promise<EditAck> {
+    this.check();
+    const at = this.revision;
+    if (op.baseLen !== this.chars.length) throw new PadError("the edit was built for another version of the pad");
+    if (op.targetLen > MAX_PAD_CHARS) throw new PadError(`the pad would hold ${op.targetLen} characters, more than the ${MAX_PAD_CHARS} Rustpad keeps`);
+    let ack: EditAck | undefined;
+    let failed: PadError | undefined;
+    const door = async (): Promise<Response> => {
+      try {
+        ack = await this.sendEdit(op, at);
+        return new Response(null, { status: 204 });
+      } catch (error) {
+        failed = error instanceof PadError ? error : new PadError("the edit could not be sent");
+        return new Response(null, { status: 502 });
+      }
+    };
+    await write(`rustpad://${this.pad}/edit`, { method: "POST" }, { ...options, words: PAD_WORDS, fetch: door });
+    if (ack === undefined) throw unconfirmed(failed);
+    return ack;
+  }
+
+  /** Sets the pad's language through the send gate; Rustpad's broadcast of it is the acknowledgement. */
+  async setLanguage(language: string, write: GatedWrite, options: WriteOptions): Promise<void> {
+    this.check();
+    let done = false;
+    let failed: PadError | undefined;
+    const door = async (): Promise<Response> => {
+      try {
+        await this.sendLanguage(language);
+        done = true;
+        return new Response(null, { status: 204 });
+      } catch (error) {
+        failed = error instanceof PadError ? error : new PadError("the language could not be sent");
+        return new Response(null, { status: 502 });
+      }
+    };
+    await write(`rustpad://${this.pad}/language`, { method: "POST" }, { ...options, words: PAD_WORDS, fetch: door });
+    if (!done) throw unconfirmed(failed);
+  }
+
+  close(): void {
+    this.fail(new PadError("the session was closed"));
+    try {
+      this.socket.close(1000, "done");
+    } catch {}
+  }
+
+  private async sendEdit(op: OpSeq, at: number): Promise<EditAck> {
+    this.check();
+    if (this.pendingEdit !== undefined) throw new PadError("an edit is already in flight");
+    const ack = deferred<EditAck>();
+    this.pendingEdit = { ack, at };
+    this.send({ Edit: { revision: at, operation: op.toJSON() } });
+    try {
+      return await this.wait(ack.promise, "Rustpad did not acknowledge the edit in time");
+    } finally {
+      this.pendingEdit = undefined;
+    }
+  }
+
+  private async sendLanguage(language: string): Promise<void> {
+    this.check();
+    const ack = deferred<void>();
+    this.pendingLanguage = { language, ack };
+    this.send({ SetLanguage: language });
+    try {
+      await this.wait(ack.promise, "Rustpad did not acknowledge the language in time");
+    } finally {
+      this.pendingLanguage = undefined;
+    }
+  }
+
+  private check(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private send(message: unknown): void {
+    this.check();
+    try {
+      this.socket.send(JSON.stringify(message));
+    } catch {
+      this.fail(new PadError("the connection to Rustpad failed"));
+      this.check();
+    }
+  }
+
+  private wait<T>(promise: Promise<T>, late: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const error = new PadError(late);
+        this.fail(error);
+        reject(error);
+      }, PAD_TIMEOUT_MS);
+      promise.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Ends the session: every wait fails with `error`; the first failure is the one kept. */
+  private fail(error: PadError): void {
+    this.failure ??= error;
+    const failure = this.failure;
+    for (const barrier of this.barriers.splice(0)) barrier.reject(failure);
+    this.pendingEdit?.ack.reject(failure);
+    this.pendingLanguage?.ack.reject(failure);
+    if (failure !== error) return;
+    try {
+      this.socket.close(1000, "done");
+    } catch {}
+  }
+
+  private onMessage(data: unknown): void {
+    if (this.failure !== undefined || typeof data !== "string") return;
+    let message: unknown;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      this.fail(new PadError("Rustpad sent a message that is not JSON"));
+      return;
+    }
+    if (typeof message !== "object" || message === null) return;
+    const m = message as Record<string, unknown>;
+    try {
+      if (typeof m.Identity === "number") this.me = m.Identity;
+      else if (m.History !== undefined) this.onHistory(m.History);
+      else if (typeof m.Language === "string") {
+        this.language = m.Language;
+        if (this.pendingLanguage?.language === m.Language) this.pendingLanguage.ack.resolve();
+      } else if (m.UserInfo !== undefined) {
+        const { id, info } = m.UserInfo as { id?: unknown; info?: unknown };
+        if (id === this.me && this.me !== undefined && info !== null) this.barriers.shift()?.resolve();
+      }
+    } catch (error) {
+      this.fail(error instanceof PadOpError ? new PadError(`Rustpad's history does not apply: ${cleanLine(error.message, 200)}`) : new PadError("Rustpad sent a message of an unknown shape"));
+    }
+  }
+
+  private onHistory(history: unknown): void {
+    const { start, operations } = history as { start?: unknown; operations?: unknown };
+    if (typeof start !== "number" || !Array.isArray(operations)) throw new Error("history");
+    if (start > this.revision) throw new PadOpError("Rustpad's history skips revisions");
+    for (let i = this.revision - start; i < operations.length; i++) {
+      const { id, operation } = (operations[i] ?? {}) as { id?: unknown; operation?: unknown };
+      this.chars = OpSeq.fromJSON(operation).apply(this.chars);
+      this.revision++;
+      const pending = this.pendingEdit;
+      // Rustpad transformed the edit over every operation between the revision it named and its own place.
+      if (pending !== undefined && id === this.me) pending.ack.resolve({ revision: this.revision, merged: this.revision - 1 - pending.at });
+    }
+  }
+}
+
+function unconfirmed(failed: PadError | undefined): PadError {
+  return new PadError(`${failed === undefined ? "Rustpad did not confirm the change" : failed.message}: it may or may not have been applied; read the pad (get_document) to see where it stands`);
+}
+
+/** Where each occurrence of `search` starts (UTF-16 offsets), left to right and not overlapping. */
+export function occurrences(text: string, search: string): number[] {
+  const found: number[] = [];
+  if (search === "") return found;
+  for (let at = text.indexOf(search); at !== -1; at = text.indexOf(search, at + search.length)) found.push(at);
+  return found;
+}
+
+/** The edit that replaces the occurrences at `starts` (UTF-16 offsets into `text`) of `search` with `replace`. */
+export function replaceOp(text: string, starts: readonly number[], search: string, replace: string): OpSeq {
+  const op = new OpSeq();
+  let at = 0;
+  const searchChars = charLength(search);
+  for (const start of starts) {
+    op.retain(charLength(text.slice(at, start)));
+    op.delete(searchChars);
+    op.insert(replace);
+    at = start + search.length;
+  }
+  op.retain(charLength(text.slice(at)));
+  return op;
+}
+
+/** The edit that makes a pad of `length` characters hold `content` instead. */
+export function setOp(length: number, content: string): OpSeq {
+  return new OpSeq().delete(length).insert(content);
+}
+
+/** The edit that adds `text` at the end of a pad of `length` characters. */
+export function appendOp(length: number, text: string): OpSeq {
+  return new OpSeq().retain(length).insert(text);
+}

@@ -1,0 +1,450 @@
+// The pads tools of one mount, over a Rustpad server (pads.client.ts). Two operations take out content nobody can
+// get back, and ask a person first: set_document when the pad is not empty, and replace_in_document when it would
+// change more than one occurrence, counted on the pad as it stands in the open session (docs/rules.md R-PAD-2,
+// R-PAD-3). Everything else never asks: appending, creating and setting a language take nothing away. A prompt shows
+// pad ids, character counts and the search/replace pair, never a pad's content: pads are world-writable
+// (R-PAD-4). Both guarded tools fall back to the two-call token where the slug allows it (R-PAD-7). No tool takes a
+// user, token or host: the two-call token is this server's own, handed out by its first call (R-TOOL-2).
+import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { FingerprintInput } from "../kit/fingerprint";
+import { type GatedWrite, GateRefusal } from "../kit/gate";
+import { checkFallback, type DeclaredAnnotations, declareGuard, type Guard, type GuardKind, never, runGuarded, when } from "../kit/guard";
+import type { PromptSpec } from "../kit/prompt";
+import { currentScope } from "../kit/scope";
+import { twoCallTokenShape } from "../kit/token";
+import {
+  appendOp,
+  checkPadId,
+  type EditAck,
+  MAX_PAD_CHARS,
+  newPadId,
+  occurrences,
+  PAD_ID,
+  PAD_ID_LENGTH,
+  PadError,
+  PadSession,
+  readPadText,
+  readStats,
+  replaceOp,
+  rustpadBase,
+  setOp,
+} from "./pads.client";
+import { charLength } from "./pads.ot";
+
+/** The pads bundle's registry of confirmed tools: every tool that asks a person, and nothing else. */
+export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set(["set_document", "replace_in_document"]);
+
+/** A search or replacement is shown whole on the prompt (the kit's bound-value cap), so it is at most this long. */
+export const MAX_PAIR_CHARS = 1_000;
+/** Rustpad's language names are short words ("markdown", "cpp", "plaintext"). */
+export const LANGUAGE = /^[A-Za-z0-9+#._-]{1,40}$/;
+
+// Truthful hints (docs/rules.md R-PAD-5): reads change nothing; a create, an append and a language change take
+// nothing away; replacing a pad's text cannot be undone. Setting a text or a language twice ends where once does;
+// a create makes a new pad each time, an append adds each time, and a replace may match again in what it wrote.
+const READS: DeclaredAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+const CREATES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+const APPENDS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+const LANGUAGES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+const SETS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true };
+const REPLACES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
+export const ANNOTATIONS: Readonly<Record<string, DeclaredAnnotations>> = {
+  get_document: READS,
+  get_server_stats: READS,
+  create_document: CREATES,
+  append_to_document: APPENDS,
+  set_language: LANGUAGES,
+  set_document: SETS,
+  replace_in_document: REPLACES,
+};
+
+/** Text Rustpad can carry: no lone surrogate (Rust strings hold none, and the server would drop the connection). */
+const padText = (max: number, what: string) =>
+  z
+    .string()
+    // UTF-16 units first (a code point is at most two), then code points, as Rustpad counts.
+    .max(max * 2)
+    .refine((text) => charLength(text) <= max && !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text), `${what} holds a lone surrogate or is too long`)
+    .describe(what);
+const padId = z.string().regex(PAD_ID, `a Rustpad pad id: ${PAD_ID_LENGTH} characters of A-Z, a-z and 0-9`).describe(`The pad's id: ${PAD_ID_LENGTH} characters of A-Z, a-z and 0-9.`);
+const language = z.string().regex(LANGUAGE).describe('The editor language, as Rustpad names it, e.g. "markdown", "python", "plaintext".');
+
+function json(value: unknown): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(value, null, 1) }] };
+}
+
+function notDone(reason: string): CallToolResult {
+  return { content: [{ type: "text", text: `Not done: ${reason}. Nothing was written.` }], isError: true };
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The call's sessions, one per pad, closed when the call ends. */
+class Sessions {
+  private readonly open = new Map<string, Promise<PadSession>>();
+  constructor(
+    private readonly mount: string,
+    private readonly env: Record<string, unknown>,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The pad's session, opened once per call; a second read syncs it with the pad as it stands now. */
+  async session(pad: string): Promise<PadSession> {
+    checkPadId(pad);
+    const known = this.open.get(pad);
+    if (known !== undefined) {
+      const session = await known;
+      await session.sync();
+      return session;
+    }
+    const opening = PadSession.open(rustpadBase(this.mount, this.env), pad, this.signal, `strad (${this.mount})`);
+    this.open.set(pad, opening);
+    return opening;
+  }
+
+  closeAll(): void {
+    for (const opening of this.open.values()) opening.then((s) => s.close()).catch(() => {});
+    this.open.clear();
+  }
+}
+
+/** The answer to a failure: the bundle's own words, or the kind of an error it did not expect. */
+function failed(error: unknown): CallToolResult {
+  if (error instanceof GateRefusal) return { content: [{ type: "text", text: `Not done: ${error.message}.` }], isError: true };
+  if (error instanceof PadError) return notDone(error.message);
+  return notDone(`the call failed (${error instanceof Error ? error.name : "error"})`);
+}
+
+/** An acknowledged edit, said plainly; edits by others merged before it are named, never shown. */
+function merged(ack: EditAck): string {
+  return ack.merged === 0 ? "" : ` ${plural(ack.merged, "edit")} by others landed first, and Rustpad merged this one after them.`;
+}
+
+// ---- set_document ----
+
+export interface SetTarget {
+  mount: string;
+  pad: string;
+  before: number;
+  beforeSha256: string;
+  content: string;
+  after: number;
+  contentSha256: string;
+  /** The session's revision when the pad was measured: the edit is built against it. */
+  revision: number;
+  session: PadSession;
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** What an approval of set_document covers: this pad as it stood (length and digest) and this new text. */
+export const setFingerprint = (t: SetTarget): FingerprintInput => ({
+  operation: "set_document",
+  target: { mount: t.mount, pad: t.pad, before_chars: t.before, before_sha256: t.beforeSha256, content_sha256: t.contentSha256 },
+});
+
+export function setPrompt(t: SetTarget): PromptSpec {
+  return {
+    heading: `This will replace the whole of pad "${t.pad}": ${plural(t.before, "character")} now, ${plural(t.after, "character")} after.`,
+    consequence: "What is replaced cannot be restored. The pad's content is not shown here: pads are world-writable.",
+    values: [{ label: "Pad", value: t.pad }],
+  };
+}
+
+// ---- replace_in_document ----
+
+export interface ReplaceTarget {
+  mount: string;
+  pad: string;
+  search: string;
+  replace: string;
+  replaceAll: boolean;
+  /** Occurrences the edit would change, measured in the open session: all of them, or the first. */
+  count: number;
+  before: number;
+  after: number;
+  starts: number[];
+  text: string;
+  revision: number;
+  session: PadSession;
+}
+
+/** What an approval of replace_in_document covers: the pad, the exact pair, replace_all and the number of matches (docs/rules.md R-PAD-3). */
+export const replaceFingerprint = (t: ReplaceTarget): FingerprintInput => ({
+  operation: "replace_in_document",
+  target: { mount: t.mount, pad: t.pad, search: t.search, replace: t.replace, replace_all: t.replaceAll, count: t.count },
+});
+
+export function replacePrompt(t: ReplaceTarget): PromptSpec {
+  return {
+    heading: `This will replace ${plural(t.count, "occurrence")} in pad "${t.pad}".`,
+    consequence: [
+      "What is replaced cannot be restored, and a search string that is shorter than",
+      "intended matches in places nobody looked at.",
+      `The pad holds ${plural(t.before, "character")} now and will hold ${plural(t.after, "character")} after.`,
+    ].join("\n"),
+    values: [
+      { label: "Pad", value: t.pad },
+      { label: "Search", value: t.search },
+      { label: t.replace === "" ? "Replace with (empty: each match is deleted)" : "Replace with", value: t.replace },
+    ],
+  };
+}
+
+/** The pad as measured is the pad the edit is built on: nothing landed between the last read and now. */
+function unchangedSince(t: { revision: number; session: PadSession }): void {
+  if (t.session.revision !== t.revision) throw new PadError("the pad changed while the edit was being built, so nothing was sent");
+}
+
+/** Registers a tool whose guard is built per call, around the call's pad sessions, and closes them when it ends. */
+function padTool<S extends z.ZodObject, T>(
+  server: McpServer,
+  mount: string,
+  name: string,
+  config: { description: string; inputSchema: S; annotations: DeclaredAnnotations },
+  kind: GuardKind,
+  build: (sessions: Sessions) => Guard<z.infer<S>, T>,
+): void {
+  declareGuard(server, CONFIRMED_TOOLS, name, kind);
+  const probe = build(new Sessions(mount, {}, new AbortController().signal));
+  if (probe.rule.kind !== kind) throw new Error(`tool "${name}" declares ${kind} but its guard is ${probe.rule.kind}`);
+  checkFallback(name, config, probe);
+  server.registerTool(name, config, (async (args: z.infer<S>) => {
+    const scope = currentScope();
+    const sessions = new Sessions(mount, scope.env, scope.signal);
+    try {
+      return await runGuarded(build(sessions), args);
+    } catch (error) {
+      return failed(error);
+    } finally {
+      sessions.closeAll();
+    }
+  }) as never);
+}
+
+/** The write's door options: bound to the approved target, and needing a person's yes (or the token) when it asked. */
+function writeOptions(fingerprint: FingerprintInput, asked: boolean) {
+  return { binds: fingerprint, needsApproval: asked };
+}
+
+/** An edit through the gate, its failure in the bundle's words. */
+async function editing(run: () => Promise<string>): Promise<CallToolResult> {
+  try {
+    return { content: [{ type: "text", text: await run() }] };
+  } catch (error) {
+    return failed(error);
+  }
+}
+
+export function padsServer(mount: string): McpServer {
+  const server = new McpServer({ name: `strad-pads/${mount}`, version: "0.1.0" });
+  const base = () => rustpadBase(mount, currentScope().env);
+
+  server.registerTool(
+    "get_document",
+    {
+      description: "Reads a pad's text (Rustpad's plain-text endpoint; a pad Rustpad does not hold reads as empty, and is not created).",
+      inputSchema: z.object({ pad_id: padId }),
+      annotations: READS,
+    },
+    async ({ pad_id }) => {
+      try {
+        const text = await readPadText(base(), pad_id, currentScope().signal);
+        return json({ pad_id, characters: charLength(text), text });
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    "get_server_stats",
+    { description: "Reads the Rustpad server's statistics: when it started (seconds since the epoch) and how many pads it holds.", inputSchema: z.object({}), annotations: READS },
+    async () => {
+      try {
+        return json(await readStats(base(), currentScope().signal));
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  );
+
+  interface CreateTarget {
+    pad: string;
+    content: string;
+    language: string | undefined;
+    session: PadSession;
+  }
+  const createFingerprint = (t: CreateTarget): FingerprintInput => ({ operation: "create_document", target: { mount, pad: t.pad, content: t.content, language: t.language ?? null } });
+  padTool(
+    server,
+    mount,
+    "create_document",
+    {
+      description: "Creates a new pad with a fresh id (as Rustpad's own client makes them), optionally with text and a language. Never asks.",
+      inputSchema: z.object({ content: padText(MAX_PAD_CHARS, "The new pad's text.").optional(), language: language.optional() }),
+      annotations: CREATES,
+    },
+    "never",
+    (sessions): Guard<{ content?: string; language?: string }, CreateTarget> => ({
+      rule: never,
+      resolve: async ({ content, language: lang }) => {
+        // A fresh id names an empty pad; on the rare one already in use, draw again.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const pad = newPadId();
+          const session = await sessions.session(pad);
+          if (session.revision === 0) return { pad, content: content ?? "", language: lang, session };
+        }
+        throw new PadError("no unused pad id was found in three draws");
+      },
+      fingerprint: createFingerprint,
+      prompt: () => ({ heading: "", consequence: "", values: [] }),
+      act: async (t, write) =>
+        editing(async () => {
+          const options = writeOptions(createFingerprint(t), false);
+          if (t.content !== "") await t.session.edit(appendOp(0, t.content), write, options);
+          if (t.language !== undefined) await t.session.setLanguage(t.language, write, t.content === "" ? options : { needsApproval: false });
+          return JSON.stringify({ pad_id: t.pad, characters: charLength(t.content), language: t.language ?? null }, null, 1);
+        }),
+    }),
+  );
+
+  interface AppendTarget {
+    pad: string;
+    text: string;
+    before: number;
+    session: PadSession;
+  }
+  const appendFingerprint = (t: AppendTarget): FingerprintInput => ({ operation: "append_to_document", target: { mount, pad: t.pad, text: t.text, before_chars: t.before } });
+  padTool(
+    server,
+    mount,
+    "append_to_document",
+    {
+      description: "Adds text at the end of a pad. Takes nothing away, so it never asks.",
+      inputSchema: z.object({ pad_id: padId, text: padText(MAX_PAD_CHARS, "The text to add at the end.").min(1) }),
+      annotations: APPENDS,
+    },
+    "never",
+    (sessions): Guard<{ pad_id: string; text: string }, AppendTarget> => ({
+      rule: never,
+      resolve: async ({ pad_id, text }) => {
+        const session = await sessions.session(pad_id);
+        return { pad: pad_id, text, before: session.length, session };
+      },
+      fingerprint: appendFingerprint,
+      prompt: () => ({ heading: "", consequence: "", values: [] }),
+      act: async (t, write) =>
+        editing(async () => {
+          const ack = await t.session.edit(appendOp(t.session.length, t.text), write, writeOptions(appendFingerprint(t), false));
+          return `Appended ${plural(charLength(t.text), "character")} to pad "${t.pad}"; it now holds ${plural(t.session.length, "character")}.${merged(ack)}`;
+        }),
+    }),
+  );
+
+  interface LanguageTarget {
+    pad: string;
+    language: string;
+    session: PadSession;
+  }
+  const languageFingerprint = (t: LanguageTarget): FingerprintInput => ({ operation: "set_language", target: { mount, pad: t.pad, language: t.language } });
+  padTool(
+    server,
+    mount,
+    "set_language",
+    { description: "Sets a pad's editor language (syntax highlighting). Changes no text, so it never asks.", inputSchema: z.object({ pad_id: padId, language }), annotations: LANGUAGES },
+    "never",
+    (sessions): Guard<{ pad_id: string; language: string }, LanguageTarget> => ({
+      rule: never,
+      resolve: async ({ pad_id, language: lang }) => ({ pad: pad_id, language: lang, session: await sessions.session(pad_id) }),
+      fingerprint: languageFingerprint,
+      prompt: () => ({ heading: "", consequence: "", values: [] }),
+      act: async (t, write) =>
+        editing(async () => {
+          await t.session.setLanguage(t.language, write, writeOptions(languageFingerprint(t), false));
+          return `Pad "${t.pad}" is now in ${t.language}.`;
+        }),
+    }),
+  );
+
+  padTool(
+    server,
+    mount,
+    "set_document",
+    {
+      description:
+        "Replaces a pad's whole text. When the pad is not empty a person is asked first (shown the pad id and character counts, never the content), and nothing changes unless they approve. Where this server cannot ask, it answers a two-call token instead: call again with the same arguments and the token.",
+      inputSchema: z.object({ pad_id: padId, content: padText(MAX_PAD_CHARS, "The pad's new text."), ...twoCallTokenShape }),
+      annotations: SETS,
+    },
+    "when",
+    (sessions): Guard<{ pad_id: string; content: string }, SetTarget> => ({
+      rule: when((t: SetTarget) => t.before > 0),
+      fallback: "token",
+      resolve: async ({ pad_id, content }) => {
+        const session = await sessions.session(pad_id);
+        const text = session.text;
+        const revision = session.revision;
+        return { mount, pad: pad_id, before: session.length, beforeSha256: await sha256(text), content, after: charLength(content), contentSha256: await sha256(content), revision, session };
+      },
+      fingerprint: setFingerprint,
+      prompt: setPrompt,
+      describe: (t) => `pad "${t.pad}" holds ${plural(t.before, "character")}`,
+      act: async (t, write: GatedWrite) =>
+        editing(async () => {
+          unchangedSince(t);
+          const ack = await t.session.edit(setOp(t.before, t.content), write, writeOptions(setFingerprint(t), t.before > 0));
+          return `Pad "${t.pad}" now holds the new text: ${plural(t.after, "character")} (it held ${plural(t.before, "character")}).${merged(ack)}`;
+        }),
+    }),
+  );
+
+  padTool(
+    server,
+    mount,
+    "replace_in_document",
+    {
+      description:
+        "Replaces occurrences of a search string in a pad: the first one, or every one with replace_all. When it would change more than one occurrence, counted on the pad as it stands, a person is asked first (shown the pad id, the count and the search/replace pair, never the content); if the count has changed by the time they answer, nothing changes. Where this server cannot ask, it answers a two-call token instead.",
+      inputSchema: z.object({
+        pad_id: padId,
+        search: padText(MAX_PAIR_CHARS, "The exact text to find (case-sensitive).").min(1),
+        replace: padText(MAX_PAIR_CHARS, "What each occurrence becomes (may be empty)."),
+        replace_all: z.boolean().optional().describe("Replace every occurrence instead of the first one only."),
+        ...twoCallTokenShape,
+      }),
+      annotations: REPLACES,
+    },
+    "when",
+    (sessions): Guard<{ pad_id: string; search: string; replace: string; replace_all?: boolean }, ReplaceTarget> => ({
+      rule: when((t: ReplaceTarget) => t.count > 1),
+      fallback: "token",
+      resolve: async ({ pad_id, search, replace, replace_all }) => {
+        const session = await sessions.session(pad_id);
+        const text = session.text;
+        const all = occurrences(text, search);
+        const starts = replace_all === true ? all : all.slice(0, 1);
+        const before = session.length;
+        const after = before + starts.length * (charLength(replace) - charLength(search));
+        return { mount, pad: pad_id, search, replace, replaceAll: replace_all === true, count: starts.length, before, after, starts, text, revision: session.revision, session };
+      },
+      fingerprint: replaceFingerprint,
+      prompt: replacePrompt,
+      describe: (t) => `${plural(t.count, "occurrence")} in pad "${t.pad}"`,
+      act: async (t, write: GatedWrite) =>
+        editing(async () => {
+          if (t.count === 0) return `No occurrence of the search text in pad "${t.pad}": nothing was changed.`;
+          unchangedSince(t);
+          const ack = await t.session.edit(replaceOp(t.text, t.starts, t.search, t.replace), write, writeOptions(replaceFingerprint(t), t.count > 1));
+          return `Replaced ${plural(t.count, "occurrence")} in pad "${t.pad}"; it now holds ${plural(t.session.length, "character")}.${merged(ack)}`;
+        }),
+    }),
+  );
+
+  return server;
+}
