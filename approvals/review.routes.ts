@@ -54,37 +54,45 @@ export function refusal(p: PromptRecord): string {
 
 const asset = (body: string, type: string) => () => new Response(body, { headers: { "content-type": type, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
 
-/** Resolves the review key and the person; the page answers in HTML, its API in JSON. */
-const reviewer: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const html = c.req.method === "GET" && c.req.path === `/review/${c.req.param("key") ?? ""}`;
-  const fail = (status: number, reason: string) => (html ? c.html(renderErrorPage(reason), status as 401) : jsonError(status, reason));
-  const sessionId = await sessionFromReviewKey(c.var.settings.secret, c.req.param("key") ?? "");
-  if (sessionId === undefined) return fail(404, "There is no such review page. Ask the operator for the session's review URL.");
-  const person = await identifyPerson(c.req.raw, c.var.settings);
-  if (!person.ok) return fail(person.status, person.reason);
-  c.set("sessionId", sessionId);
-  c.set("identity", person.identity);
-  c.set("devMode", person.devMode);
-  await next();
-};
+type ReviewContext = Parameters<MiddlewareHandler<AppEnv>>[0];
+
+/**
+ * Resolves a review key and the person; the page (a GET of `pagePath`) answers in HTML, its API in JSON. Both review
+ * pages use it: the session's and one prompt's own.
+ */
+function reviewGate(pagePath: (c: ReviewContext) => string, sessionOf: (c: ReviewContext) => Promise<string | undefined>, unknownKey: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const html = c.req.method === "GET" && c.req.path === pagePath(c);
+    const fail = (status: number, reason: string) => (html ? c.html(renderErrorPage(reason), status as 401) : jsonError(status, reason));
+    const sessionId = await sessionOf(c);
+    if (sessionId === undefined) return fail(404, unknownKey);
+    const person = await identifyPerson(c.req.raw, c.var.settings);
+    if (!person.ok) return fail(person.status, person.reason);
+    c.set("sessionId", sessionId);
+    c.set("identity", person.identity);
+    c.set("devMode", person.devMode);
+    await next();
+  };
+}
+
+const reviewer = reviewGate(
+  (c) => `/review/${c.req.param("key") ?? ""}`,
+  (c) => sessionFromReviewKey(c.var.settings.secret, c.req.param("key") ?? ""),
+  "There is no such review page. Ask the operator for the session's review URL.",
+);
 
 /**
  * One prompt's own page, `/prompt/<requestId>/<key>` (tokens.ts promptReviewKey): the same page and the same person
  * checks, for that prompt alone. Its key names the session and the request together, so it opens nothing else.
  */
-const promptReviewer: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const requestId = c.req.param("requestId") ?? "";
-  const html = c.req.method === "GET" && c.req.path === `${PROMPT_REVIEW_BASE}/${requestId}/${c.req.param("key") ?? ""}`;
-  const fail = (status: number, reason: string) => (html ? c.html(renderErrorPage(reason), status as 401) : jsonError(status, reason));
-  const sessionId = REQUEST_ID.test(requestId) ? await sessionFromPromptReviewKey(c.var.settings.secret, c.req.param("key") ?? "", requestId) : undefined;
-  if (sessionId === undefined) return fail(404, "There is no such review page. Ask the agent for the request's review URL again.");
-  const person = await identifyPerson(c.req.raw, c.var.settings);
-  if (!person.ok) return fail(person.status, person.reason);
-  c.set("sessionId", sessionId);
-  c.set("identity", person.identity);
-  c.set("devMode", person.devMode);
-  await next();
-};
+const promptReviewer = reviewGate(
+  (c) => `${PROMPT_REVIEW_BASE}/${c.req.param("requestId") ?? ""}/${c.req.param("key") ?? ""}`,
+  async (c) => {
+    const requestId = c.req.param("requestId") ?? "";
+    return REQUEST_ID.test(requestId) ? sessionFromPromptReviewKey(c.var.settings.secret, c.req.param("key") ?? "", requestId) : undefined;
+  },
+  "There is no such review page. Ask the agent for the request's review URL again.",
+);
 
 /** A decision on the page (CSRF, same origin, the ticked box), on the prompt the route names. */
 async function decide(c: AppContext, requestId: string): Promise<Response> {

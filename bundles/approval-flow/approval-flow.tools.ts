@@ -311,36 +311,38 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   return json({ elicitationId: id, status: "pending", reviewUrl: reviewUrlFrom(created.meta), expiresAt: new Date(expiresAt).toISOString(), elicitationDelivered: false });
 }
 
-async function awaitApproval(args: { elicitationId: string }): Promise<CallToolResult> {
+/** What await_approval, check_status and apply share: a usable channel, and a request this caller made on this session. */
+async function onOwnRequest(elicitationId: string, work: (r: Ready, record: FlowRecord) => Promise<CallToolResult>): Promise<CallToolResult> {
   const got = ready();
   if (!got.ok) return got.answer;
-  const r = got.ready;
-  const own = await ownRequest(r, args.elicitationId);
-  if (!own.ok) return own.answer;
-  // The bound: AWAIT_MAX_MS, and always before the channel's deadline, which sits a margin before the hop's timeout.
-  const until = Math.min(Date.now() + AWAIT_MAX_MS, r.deadline - AWAIT_MARGIN_MS);
-  const stop = startKeepalive({
-    progressToken: r.call.progressToken,
-    notify: r.call.notify,
-    intervalMs: msFromEnv(r.scope.env, "STRAD_KEEPALIVE_MS", DEFAULT_KEEPALIVE_MS, 20, 60_000),
-    signal: r.scope.signal,
-  });
-  try {
-    const seen = await observe(r, own.record, until);
-    return seen.ok ? json({ status: statusOf(seen.record) }) : seen.answer;
-  } finally {
-    stop();
-  }
+  const own = await ownRequest(got.ready, elicitationId);
+  return own.ok ? work(got.ready, own.record) : own.answer;
 }
 
-async function checkStatus(args: { elicitationId: string }): Promise<CallToolResult> {
-  const got = ready();
-  if (!got.ok) return got.answer;
-  const r = got.ready;
-  const own = await ownRequest(r, args.elicitationId);
-  if (!own.ok) return own.answer;
-  const seen = await observe(r, own.record, Date.now());
-  return seen.ok ? json({ status: statusOf(seen.record) }) : seen.answer;
+function awaitApproval(args: { elicitationId: string }): Promise<CallToolResult> {
+  return onOwnRequest(args.elicitationId, async (r, start) => {
+    // The bound: AWAIT_MAX_MS, and always before the channel's deadline, which sits a margin before the hop's timeout.
+    const until = Math.min(Date.now() + AWAIT_MAX_MS, r.deadline - AWAIT_MARGIN_MS);
+    const stop = startKeepalive({
+      progressToken: r.call.progressToken,
+      notify: r.call.notify,
+      intervalMs: msFromEnv(r.scope.env, "STRAD_KEEPALIVE_MS", DEFAULT_KEEPALIVE_MS, 20, 60_000),
+      signal: r.scope.signal,
+    });
+    try {
+      const seen = await observe(r, start, until);
+      return seen.ok ? json({ status: statusOf(seen.record) }) : seen.answer;
+    } finally {
+      stop();
+    }
+  });
+}
+
+function checkStatus(args: { elicitationId: string }): Promise<CallToolResult> {
+  return onOwnRequest(args.elicitationId, async (r, start) => {
+    const seen = await observe(r, start, Date.now());
+    return seen.ok ? json({ status: statusOf(seen.record) }) : seen.answer;
+  });
 }
 
 const NOT_APPLIED: Record<Exclude<FlowStatus, "approved" | "applied">, string> = {
@@ -349,13 +351,12 @@ const NOT_APPLIED: Record<Exclude<FlowStatus, "approved" | "applied">, string> =
   expired: "Not applied: the request expired before anyone approved it. Ask for approval again.",
 };
 
-async function apply(args: { elicitationId: string }): Promise<CallToolResult> {
-  const got = ready();
-  if (!got.ok) return got.answer;
-  const r = got.ready;
-  const own = await ownRequest(r, args.elicitationId);
-  if (!own.ok) return own.answer;
-  const seen = await observe(r, own.record, Date.now());
+function apply(args: { elicitationId: string }): Promise<CallToolResult> {
+  return onOwnRequest(args.elicitationId, (r, start) => applyOwn(r, start));
+}
+
+async function applyOwn(r: Ready, start: FlowRecord): Promise<CallToolResult> {
+  const seen = await observe(r, start, Date.now());
   if (!seen.ok) return seen.answer;
   const record = seen.record;
   if (record.status === "applied") {

@@ -7,6 +7,7 @@ import { MAX_LIVE_TOKENS, type MintedToken, TOKEN_PATTERN, TOKEN_TTL_MS, type To
 import { socketFetch } from "../../fakes/rustpad/node-socket.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { startRustpadFake } from "../../fakes/rustpad/rustpad.fake.mjs";
+import { fakeCalls } from "../kit/helpers/bundle";
 
 export interface RecordedEdit {
   pad: string;
@@ -86,9 +87,8 @@ export function freshPad(): string {
  * with the Durable Object's rules. `now` can be moved on to expire tokens.
  */
 export function fakeRegistry() {
-  const live = new Set<string>();
-  const claimed = new Set<string>();
-  const claims: { scope: string; key: string; won: boolean }[] = [];
+  // The claim is the kit's stand-in's (test/bundles/kit/helpers/bundle.ts); the tokens are added beside it.
+  const calls = fakeCalls();
   const tokens = new Map<string, { scope: string; binding: TokenBinding; expires: number; used: boolean }>();
   const minted: { scope: string; ttlMs: number }[] = [];
   const clock = { offset: 0 };
@@ -96,14 +96,7 @@ export function fakeRegistry() {
   const ns = {
     idFromName: (name: string) => name,
     get: (scope: string) => ({
-      claim: async (key: string) => {
-        await new Promise((r) => setTimeout(r, 5));
-        const id = `${scope}/${key}`;
-        const won = live.has(id) && !claimed.has(id);
-        if (won) claimed.add(id);
-        claims.push({ scope, key, won });
-        return won;
-      },
+      ...calls.ns.get(scope),
       mintToken: async (binding: TokenBinding, ttlMs: number): Promise<MintedToken> => {
         const ours = [...tokens.values()].filter((t) => t.scope === scope && t.expires > now());
         if (ours.length >= MAX_LIVE_TOKENS) return { ok: false, reason: "too_many" };
@@ -125,13 +118,7 @@ export function fakeRegistry() {
       },
     }),
   };
-  return {
-    ns,
-    claims,
-    minted,
-    clock,
-    live: (scope: string, key: string) => live.add(`${scope}/${key}`),
-  };
+  return { ns, claims: calls.claims, minted, clock, live: calls.live };
 }
 
 export const CALL = { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" };
