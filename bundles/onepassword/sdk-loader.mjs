@@ -5,7 +5,7 @@
 // file, which wrangler bundles as a CompiledWasm module; wrangler.toml's [alias] points @1password/sdk-core at it.
 // It is derived from the installed package on every build, never checked in, and the build fails if the glue no
 // longer has the block it replaces (bundles/onepassword/README.md has the measurements).
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..", "..");
 /** Where the loader goes: under node_modules, beside what it is made from, and where wrangler.toml's [alias] points. */
-export const LOADER = join(ROOT, "node_modules", ".cache", "strad-onepassword", "sdk-core.workerd.mjs");
+export const loaderPath = (root = ROOT) => join(root, "node_modules", ".cache", "strad-onepassword", "sdk-core.workerd.mjs");
 
 const LOAD_BLOCK =
   /const path = require\('path'\)\.join\(__dirname, 'core_bg\.wasm'\);\nconst bytes = require\('fs'\)\.readFileSync\(path\);\n\nconst wasmModule = new WebAssembly\.Module\(bytes\);\n/;
@@ -38,14 +38,23 @@ export function workerdLoader(glue, wasmImport) {
   ].join("\n");
 }
 
-export function writeLoader() {
-  const require = createRequire(join(ROOT, "package.json"));
+/** Writes the loader for the tree at `root` (this checkout by default) and returns its path. */
+export function writeLoader(root = ROOT) {
+  const LOADER = loaderPath(root);
+  const require = createRequire(join(root, "package.json"));
   const pkg = require.resolve("@1password/sdk-core/package.json");
   const glue = readFileSync(join(dirname(pkg), "nodejs", "core.js"), "utf8");
   const wasm = join(dirname(pkg), "nodejs", "core_bg.wasm");
-  const source = workerdLoader(glue, relative(dirname(LOADER), wasm).split("\\").join("/"));
   mkdirSync(dirname(LOADER), { recursive: true });
-  writeFileSync(LOADER, source);
+  // Relative between real paths: esbuild resolves the loader's import from where the file really is, and a copy of
+  // the tree (or a checkout) whose node_modules is a link would otherwise point it at a path that does not exist.
+  const from = relative(realpathSync(dirname(LOADER)), realpathSync(wasm));
+  const source = workerdLoader(glue, from.split("\\").join("/"));
+  // Builds run side by side (the stack, the deploy checks): each sees either the old whole file or the new whole one.
+  if (existsSync(LOADER) && readFileSync(LOADER, "utf8") === source) return LOADER;
+  const partial = `${LOADER}.${process.pid}.tmp`;
+  writeFileSync(partial, source);
+  renameSync(partial, LOADER);
   return LOADER;
 }
 

@@ -1,13 +1,16 @@
 // The 1Password bundle as deployed (`wrangler deploy --dry-run`, the SDK's WASM core a CompiledWasm module through sdk-loader.mjs) on workerd through Miniflare, with no network: the official SDK loads and its sign-in fails cleanly, naming the cause, for a malformed token and for a well-formed one it cannot take to 1Password; the Connect client reads the Connect fake; and the loader refuses an SDK glue it does not know.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { workerdLoader } from "../../../bundles/onepassword/sdk-loader.mjs";
+import { workerdLoader, writeLoader } from "../../../bundles/onepassword/sdk-loader.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { buildWorker, startRuntime } from "../../../scripts/stack.mjs";
+// @ts-expect-error: plain ESM helper without types
+import { ROOT } from "../../../scripts/workers.mjs";
 import type { ServerEntry } from "../../../worker/roster";
 import { callUpstream } from "../../../worker/upstream";
 import { createConnectFake } from "../../fakes/onepassword/connect.fake";
@@ -127,5 +130,32 @@ describe("the Connect client on workerd", { timeout: 120_000 }, () => {
 describe("the SDK loader", () => {
   it("refuses a glue that no longer reads its WASM the way it replaces", () => {
     expect(() => workerdLoader("module.exports.x = 1;", "./core_bg.wasm")).toThrow(/no longer reads its WASM/);
+  });
+
+  // CI once failed here: a copy of the tree shallower than the checkout, its node_modules a link to the checkout's,
+  // wrote a loader importing the WASM by a path relative to the link, which from the file's real place named a folder
+  // that does not exist, and every build of the bundle failed until the next one rewrote it.
+  it("imports the WASM by a path that holds from where the loader really is, when node_modules is a link to a deeper folder", () => {
+    const top = mkdtempSync(join(tmpdir(), "strad-loader-"));
+    try {
+      const real = join(top, "deep", "er", "still", "node_modules");
+      const sdk = dirname(createRequire(join(ROOT, "package.json")).resolve("@1password/sdk-core/package.json"));
+      cpSync(sdk, join(real, "@1password", "sdk-core"), { recursive: true });
+      const root = join(top, "tree");
+      mkdirSync(root);
+      writeFileSync(join(root, "package.json"), "{}");
+      symlinkSync(real, join(root, "node_modules"));
+      const loader = writeLoader(root);
+      const wasm = /^import wasmModule from "([^"]+)";$/m.exec(readFileSync(loader, "utf8"))?.[1] ?? "";
+      expect(wasm).toBe("../../@1password/sdk-core/nodejs/core_bg.wasm");
+      expect(existsSync(resolve(dirname(realpathSync(loader)), wasm))).toBe(true);
+      // A second build with nothing changed leaves the file alone: builds side by side never see it half written.
+      const before = statSync(loader).mtimeMs;
+      writeLoader(root);
+      expect(statSync(loader).mtimeMs).toBe(before);
+      expect(readdirSync(dirname(loader))).toEqual(["sdk-core.workerd.mjs"]);
+    } finally {
+      rmSync(top, { recursive: true, force: true });
+    }
   });
 });
