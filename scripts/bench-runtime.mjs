@@ -10,10 +10,17 @@
 // `wrangler deploy --dry-run` from the same configs, with the bindings, Durable Objects and .dev.vars that
 // `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
 import { join } from "node:path";
-import { ROOT } from "./stack.mjs";
+import { ROOT, startRuntime } from "./stack.mjs";
 
 // Building and running Workers on workerd is the local stack's too (the e2e suite runs on it); it lives there.
 export { buildWorker, startRuntime } from "./stack.mjs";
+
+/**
+ * startRuntime's workerd process with its inspector on a free port, open to the Workers named in `inspected`
+ * (Miniflare's unsafeInspectorProxy), for bench-heap.mjs to read their isolates. Only the allocation and
+ * retention runs use it: the latency comparison runs without an inspector, as production does.
+ */
+export const startInspectedRuntime = (workers, inspected) => startRuntime(workers, { inspect: inspected });
 
 /**
  * The two references the gateway is measured against, each in front of `bundle` over a service binding:
@@ -32,23 +39,43 @@ export function referenceTo(kind, bundle) {
   };
 }
 
+export const REVISIONS = ["2025-11-25", "2026-07-28"];
+
+/** What a 2026-07-28 client puts on every request: the revision and the call's method and name travel as headers too. */
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "0" },
+};
+
 /**
- * One 2025-11-25 tools/call; resolves to its latency in ms, throws unless it answered a result.
+ * One tools/call in `revision` (REVISIONS); resolves to its latency in ms, throws unless it answered a result
+ * (and, in 2026-07-28, a complete one).
  * It asks for an uncompressed answer. Miniflare's entry Worker stands in for Cloudflare's front line and
  * gzips application/json for a client that accepts it, inside the same workerd; the gateway answers JSON
  * where the bundle on its own answers an event stream, so only the gateway's path would be charged for
  * compressing (in workerd) and decompressing (in the bench's own process), on the same two cores. In
  * production that compression is the front line's, outside the Worker.
  */
-export async function timedCall(url, headers, id, name, args) {
+export async function timedCall(url, headers, id, name, args, revision = "2025-11-25") {
+  const modern = revision === "2026-07-28";
   const started = performance.now();
   const response = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", "accept-encoding": "identity", ...headers },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }),
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": revision,
+      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
+      "accept-encoding": "identity",
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, ...(modern ? { _meta: MODERN_META } : {}) } }),
   });
   const text = await response.text();
-  if (response.status !== 200 || !text.includes('"result"')) throw new Error(`call failed: HTTP ${response.status}`);
+  if (response.status !== 200 || !text.includes('"result"') || (modern && !text.includes('"resultType":"complete"'))) {
+    throw new Error(`${revision} call failed: HTTP ${response.status} ${text.slice(0, 200)}`);
+  }
   return performance.now() - started;
 }
 

@@ -1,7 +1,11 @@
 // `npm run bench`: side-by-side measurements in one run, printed as ratios.
 //   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3),
-//      beside two references (a bare forwarder and a minimal 2026-07-28 reframer); on workerd without
-//      `wrangler dev`'s inspector proxy (scripts/bench-runtime.mjs says why)
+//      beside two references (a bare forwarder and a minimal 2026-07-28 reframer), in both revisions: the
+//      gateway within 1.05 of the forwarder's p50 in each, and its 2026-07-28 p50 within 1.05 of its 2025-11-25
+//      one; on workerd without `wrangler dev`'s inspector proxy (scripts/bench-runtime.mjs says why). Then the
+//      gateway one call at a time for stalls (none over 50 ms), and, through workerd's inspector, the bytes
+//      allocated per call in the gateway's and the bundle's isolates and their heaps after a forced collection,
+//      warm and after a long run: growth beyond 4 MiB is retention and makes the bench exit non-zero
 //   2. a confirmed write approved at once vs the same write on a waived mount: overhead per call
 //      (target p50 <= 50 ms) and call-registry Durable Object requests per call (target <= 4: watch, claim, confirm, end)
 //   3. decision-to-action (the write at the recorder) and decision-to-tool-result latency through the approval
@@ -9,16 +13,23 @@
 //   4. Approval Flow: decision to await_approval's answer, a person's decision landing while the agent's
 //      await_approval is held (target p50 < 300 ms)
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
-// (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path.)
+// (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path. BENCH_STALL_CALLS, 10 x N by
+// default, and BENCH_RETENTION_CALLS, 50 x N, size the stall and retention runs: 20k and 100k at the default N.)
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { buildWorker, closedLoop, referenceTo, startRuntime, timedCall } from "./bench-runtime.mjs";
+import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
+import { buildWorker, closedLoop, REVISIONS, referenceTo, startInspectedRuntime, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
 const N = Number(process.argv[2] ?? process.env.BENCH_N ?? 2000);
 const CONCURRENCY = Number(process.argv[3] ?? process.env.BENCH_CONCURRENCY ?? 16);
+const STALL_CALLS = Number(process.env.BENCH_STALL_CALLS ?? 10 * N);
+const STALL_MS = 50;
+const RETENTION_CALLS = Number(process.env.BENCH_RETENTION_CALLS ?? 50 * N);
+// The heap is first read warm, after this many calls through the gateway.
+const WARMUP_CALLS = 1000;
 const vars = Object.fromEntries(
   readFileSync(join(ROOT, ".dev.vars.example"), "utf8")
     .split("\n")
@@ -73,7 +84,7 @@ function merge(label, runs) {
   );
 }
 
-/** Part 1: the same echo call through the gateway, through the two references, and straight to the bundle. */
+/** Part 1: the same echo call through the gateway, through the two references and straight to the bundle, in both revisions. */
 async function gatewayVsDirect() {
   // The gateway with every bundle the tree holds, as the stack runs it; the measured call is echo's.
   const found = discoverWorkers();
@@ -83,6 +94,29 @@ async function gatewayVsDirect() {
   if (echo === undefined) throw new Error("the bench measures the echo bundle, and bundles/echo/wrangler.toml is missing");
   // The bundle on its own has no gateway beside it, so no call registry either; echo never touches it.
   const { durableObjects: _registry, ...echoAlone } = echo;
+  const viaGateway = [gateway, ...bundles.map((b) => b.options)];
+  await latencies(viaGateway, echoAlone);
+  await isolateCosts(viaGateway, gateway.name, echoAlone);
+}
+
+/** An echo tools/call to `url` in `revision`, as `fn(i)` for closedLoop. */
+const echoCall = (url, headers, revision) => (i) => timedCall(url, headers, i, "echo", { text: `bench ${i}` }, revision);
+const gatewayEchoUrl = (runtime) => `${runtime.url}/mcp?servers=echo`;
+const ratio = (a, b, key) => (a[key] / b[key]).toFixed(2);
+const pass = (met) => (met ? "PASS" : "MISS");
+const verdict = (value, target) => `${value} (target <= ${target}): ${pass(Number(value) <= target)}`;
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+/**
+ * Bytes allocated per unconfirmed echo call, gateway plus bundle, before issue 19 (commit d8a6f19), measured the same
+ * way (1,000 calls, one run): 15.8 + 137.9 KiB on 2025-11-25, 57.1 + 132.9 KiB on 2026-07-28, where the gateway still
+ * built an SDK server for each modern call. The target is a third of it or less.
+ */
+const ALLOCATED_BEFORE = { "2025-11-25": (15.8 + 137.9) * 1024, "2026-07-28": (57.1 + 132.9) * 1024 };
+const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+const signedMib = (bytes) => `${bytes < 0 ? "-" : "+"}${mib(Math.abs(bytes))}`;
+
+/** Part 1's latencies: every path in each revision it speaks, and the gateway one call at a time for stalls. */
+async function latencies(viaGateway, echoAlone) {
   const runtimes = [];
   const start = async (workers) => {
     const runtime = await startRuntime(workers);
@@ -90,50 +124,126 @@ async function gatewayVsDirect() {
     return runtime;
   };
   try {
-    const viaGatewayRt = await start([gateway, ...bundles.map((b) => b.options)]);
+    const viaGatewayRt = await start(viaGateway);
     const forwarderRt = await start([referenceTo("forwarder", echoAlone), echoAlone]);
     const reframerRt = await start([referenceTo("reframer", echoAlone), echoAlone]);
     const directRt = await start([echoAlone]);
     const auth = { authorization: `Bearer ${TOKEN}` };
-    const paths = {
-      gateway: (i) => timedCall(`${viaGatewayRt.url}/mcp?servers=echo`, auth, i, "echo", { text: `bench ${i}` }),
-      forwarder: (i) => timedCall(`${forwarderRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
-      reframer: (i) => timedCall(`${reframerRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
-      direct: (i) => timedCall(`${directRt.url}/echo`, {}, i, "echo", { text: `bench ${i}` }),
-    };
-    // Warm every path so that start-up cost is not measured.
-    for (const fn of Object.values(paths)) await run(null, 200, fn);
-    // Interleaved in short rounds, so that every path sees the same moments of a shared, noisy machine, and
-    // in a rotating order, so that no path always runs first or always follows the same one.
+    // The forwarder hands a 2026-07-28 call to the bundle as it came. The reframer turns a 2025-11-25 call into
+    // the bundle's 2026-07-28 one and strips the answer to 2025-11-25, so it has nothing to do for a 2026-07-28 caller.
+    const paths = [
+      { name: "gateway", label: "gateway -> echo bundle", call: (rev) => echoCall(gatewayEchoUrl(viaGatewayRt), auth, rev), revisions: REVISIONS },
+      { name: "forwarder", label: "forwarder -> echo bundle", call: (rev) => echoCall(`${forwarderRt.url}/echo`, {}, rev), revisions: REVISIONS },
+      { name: "reframer", label: "2026-07-28 reframer -> echo bundle", call: (rev) => echoCall(`${reframerRt.url}/echo`, {}, rev), revisions: ["2025-11-25"] },
+      { name: "direct", label: "echo bundle directly", call: (rev) => echoCall(`${directRt.url}/echo`, {}, rev), revisions: REVISIONS },
+    ];
+    const series = paths.flatMap((p) => p.revisions.map((revision) => ({ key: `${p.name} ${revision}`, revision, label: `${revision}  ${p.label.padEnd(34)}`, fn: p.call(revision) })));
+    // Each path must answer each revision before any is timed; then warm every one so that start-up cost is not measured.
+    for (const s of series) await s.fn(0).catch((error) => Promise.reject(new Error(`${s.label.trim()}: ${error.message}`)));
+    for (const s of series) await run(null, 200, s.fn);
+    // Interleaved in short rounds, so that every series sees the same moments of a shared, noisy machine, and
+    // in a rotating order, so that none always runs first or always follows the same one.
     const rounds = 20;
-    const names = Object.keys(paths);
-    const runs = Object.fromEntries(names.map((name) => [name, []]));
+    const runs = Object.fromEntries(series.map((s) => [s.key, []]));
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < names.length; k++) {
-        const name = names[(r + k) % names.length];
-        runs[name].push(await run(null, Math.ceil(N / rounds), paths[name]));
+      for (let k = 0; k < series.length; k++) {
+        const s = series[(r + k) % series.length];
+        runs[s.key].push(await run(null, Math.ceil(N / rounds), s.fn));
       }
     }
-    const viaGateway = merge("gateway -> echo bundle", runs.gateway);
-    const viaForwarder = merge("forwarder -> echo bundle", runs.forwarder);
-    const viaReframer = merge("2026-07-28 reframer -> echo bundle", runs.reframer);
-    const viaDirect = merge("echo bundle directly", runs.direct);
-    const ratio = (a, b, key) => (a[key] / b[key]).toFixed(2);
+    const stats = {};
+    for (const rev of REVISIONS) for (const s of series.filter((s) => s.revision === rev)) stats[s.key] = merge(s.label, runs[s.key]);
+    for (const rev of REVISIONS) {
+      const [gw, fwd, direct] = ["gateway", "forwarder", "direct"].map((p) => stats[`${p} ${rev}`]);
+      console.log(
+        `   ${rev} gateway/direct: p50 ratio ${ratio(gw, direct, "p50")} (target <= 1.3), p99 ratio ${ratio(gw, direct, "p99")}, throughput ratio ${ratio(gw, direct, "callsPerSec")}: ${pass(Number(ratio(gw, direct, "p50")) <= 1.3)}`,
+      );
+      console.log(`   ${rev} gateway/forwarder (the service-binding hop alone): p50 ratio ${verdict(ratio(gw, fwd, "p50"), 1.05)}, p99 ratio ${ratio(gw, fwd, "p99")}`);
+    }
+    const old = (p) => stats[`${p} 2025-11-25`];
+    const modern = (p) => stats[`${p} 2026-07-28`];
     console.log(
-      `   gateway/direct: p50 ratio ${ratio(viaGateway, viaDirect, "p50")} (target <= 1.3), p99 ratio ${ratio(viaGateway, viaDirect, "p99")}, throughput ratio ${ratio(viaGateway, viaDirect, "callsPerSec")}`,
+      `   2025-11-25 references, p50 ratio to direct: forwarder (the service-binding hop alone) ${ratio(old("forwarder"), old("direct"), "p50")}, reframer (the least a 2026-07-28 proxy does) ${ratio(old("reframer"), old("direct"), "p50")}; gateway/reframer ${ratio(old("gateway"), old("reframer"), "p50")}`,
     );
     console.log(
-      `   references, p50 ratio to direct: forwarder (the service-binding hop alone) ${ratio(viaForwarder, viaDirect, "p50")}, reframer (the least a 2026-07-28 proxy does) ${ratio(viaReframer, viaDirect, "p50")}; gateway/reframer ${ratio(viaGateway, viaReframer, "p50")}`,
+      `   2026-07-28/2025-11-25 through the gateway: p50 ratio ${verdict(ratio(modern("gateway"), old("gateway"), "p50"), 1.05)}, p99 ratio ${ratio(modern("gateway"), old("gateway"), "p99")}; directly against the bundle: p50 ratio ${ratio(modern("direct"), old("direct"), "p50")}`,
     );
+    await stalls(paths[0]);
   } finally {
     for (const r of runtimes) await r.stop();
   }
 }
 
+/** Calls through the gateway one at a time, the revisions alternating: any that waits on a pause (a collection, a compile) stands out. */
+async function stalls(gatewayPath) {
+  const fns = REVISIONS.map((rev) => gatewayPath.call(rev));
+  const { latencies } = await closedLoop(STALL_CALLS, 1, (i) => fns[i % fns.length](i));
+  const over = latencies.filter((ms) => ms > STALL_MS).length;
+  console.log(`   stalls, gateway path one call at a time, ${latencies.length} calls: max ${Math.max(...latencies).toFixed(2)} ms, ${over} over ${STALL_MS} ms (target none): ${pass(over === 0)}`);
+}
+
+/**
+ * Part 1 inside the isolates, on runtimes with workerd's inspector open (bench-heap.mjs): bytes allocated per
+ * call in the gateway's and the echo bundle's isolates, each revision, through the gateway and directly; then
+ * each isolate's heap after a forced collection once warm and again after RETENTION_CALLS calls. A heap that
+ * grows by more than HEAP_GROWTH_LIMIT is retention, and fails the bench.
+ */
+async function isolateCosts(viaGateway, gatewayName, echoAlone) {
+  const runtimes = [];
+  const isolates = [];
+  try {
+    const viaGatewayRt = await startInspectedRuntime(viaGateway, [gatewayName, echoAlone.name]);
+    runtimes.push(viaGatewayRt);
+    const directRt = await startInspectedRuntime([echoAlone], [echoAlone.name]);
+    runtimes.push(directRt);
+    const inspect = async (runtime, worker) => {
+      const isolate = await inspectIsolate(runtime.inspectorPort, worker);
+      isolates.push(isolate);
+      return isolate;
+    };
+    const gatewayIsolates = [await inspect(viaGatewayRt, gatewayName), await inspect(viaGatewayRt, echoAlone.name)];
+    const directIsolate = await inspect(directRt, echoAlone.name);
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const viaGatewayCalls = REVISIONS.map((rev) => echoCall(gatewayEchoUrl(viaGatewayRt), auth, rev));
+    const directCalls = REVISIONS.map((rev) => echoCall(`${directRt.url}/echo`, {}, rev));
+    // Every call through the gateway counts towards the retention run, the revisions alternating unless one is sampled.
+    let made = 0;
+    const throughGateway = (n, fn = (i) => viaGatewayCalls[i % 2](i)) => closedLoop(n, CONCURRENCY, () => fn(made++));
+    const poke = () => viaGatewayCalls[0](0);
+
+    await throughGateway(WARMUP_CALLS);
+    for (const fn of directCalls) await closedLoop(200, CONCURRENCY, fn);
+    const warm = { calls: made, heaps: await heapAfterCollection(gatewayIsolates, poke) };
+
+    const allocCalls = Math.max(500, N);
+    console.log(`   bytes allocated per call (V8's sampling heap profiler, collected objects included), ${allocCalls} calls each:`);
+    for (const [r, rev] of REVISIONS.entries()) {
+      const [gw, bundle] = await allocatedPerCall(gatewayIsolates, allocCalls, () => throughGateway(allocCalls, viaGatewayCalls[r]));
+      const [direct] = await allocatedPerCall([directIsolate], allocCalls, () => closedLoop(allocCalls, CONCURRENCY, directCalls[r]));
+      console.log(`   ${rev}  through the gateway: gateway isolate ${kib(gw)}, echo isolate ${kib(bundle)}, gateway plus bundle ${kib(gw + bundle)}; directly: echo isolate ${kib(direct)}`);
+      const before = ALLOCATED_BEFORE[rev];
+      console.log(`   ${rev}  gateway plus bundle against the same call before issue 19 (${kib(before)}): ${verdict(((gw + bundle) / before).toFixed(2), 0.33)}`);
+    }
+
+    await throughGateway(Math.max(0, RETENTION_CALLS - made));
+    const end = { calls: made, heaps: await heapAfterCollection(gatewayIsolates, poke) };
+    console.log(`   heap after a forced collection, after ${warm.calls} calls through the gateway and after ${end.calls}:`);
+    for (const [k, isolate] of gatewayIsolates.entries()) {
+      const grew = retained(warm.heaps[k], end.heaps[k]);
+      if (grew) process.exitCode = 1;
+      console.log(`   ${isolate.worker.padEnd(18)} ${mib(warm.heaps[k])} -> ${mib(end.heaps[k])} (${signedMib(end.heaps[k] - warm.heaps[k])}, limit ${signedMib(HEAP_GROWTH_LIMIT)}): ${pass(!grew)}`);
+    }
+  } finally {
+    for (const isolate of isolates) isolate.close();
+    for (const r of runtimes) await r.stop();
+  }
+}
+
 console.log(`strad bench: N=${N}, concurrency=${CONCURRENCY}, node ${process.version}`);
-console.log("\n1. echo through the gateway vs directly against the bundle (workerd via Miniflare)");
+console.log("\n1. echo through the gateway vs directly against the bundle, in both revisions (workerd via Miniflare)");
 await gatewayVsDirect();
-if (process.env.BENCH_ONLY === "1") process.exit(0);
+// A retention found in part 1 has set the exit code already.
+if (process.env.BENCH_ONLY === "1") process.exit();
 
 const stack = await startStack();
 try {

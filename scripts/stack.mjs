@@ -256,12 +256,15 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
  * in production it leaves the isolate for a log pipeline, and printing it here would charge the bench's own
  * machine for a terminal.
  */
-export async function startRuntime(workers, { port = 0, onOutput } = {}) {
+export async function startRuntime(workers, { port = 0, onOutput, inspect = [] } = {}) {
   const chosen = port === 0 ? await freePort() : port;
+  // The bench reads some isolates' heaps through workerd's inspector (scripts/bench-heap.mjs); nothing else opens it.
+  const inspectorPort = inspect.length > 0 ? await freePort() : undefined;
   const mf = new Miniflare({
     host: "127.0.0.1",
     port: chosen,
-    workers,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
+    workers: inspect.length > 0 ? workers.map((w) => (inspect.includes(w.name) ? { ...w, unsafeInspectorProxy: true } : w)) : workers,
     handleRuntimeStdio(stdout, stderr) {
       if (onOutput !== undefined) return onOutput(stdout, stderr);
       stdout.resume();
@@ -274,7 +277,7 @@ export async function startRuntime(workers, { port = 0, onOutput } = {}) {
     await mf.dispose().catch(() => {});
     throw error;
   }
-  return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, stop: () => mf.dispose() };
+  return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, inspectorPort, stop: () => mf.dispose() };
 }
 
 /**

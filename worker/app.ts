@@ -14,7 +14,7 @@ import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
-import { routeTool, type Selection, selectServers } from "./selection";
+import { routeTool, type Selection, selectionCache } from "./selection";
 
 /** A caller's body cap unless a slug allows more (roster `maxRequestBytes`, docs/rules.md R-LIMIT-4). */
 export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BYTES;
@@ -34,9 +34,15 @@ function rpcError(status: number, code: number, message: string, id: string | nu
 interface Ready {
   callers: CallerTable;
   problems: string[];
+  select: ReturnType<typeof selectionCache>;
 }
 
-export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
+export interface GatewayOptions {
+  /** Off only to hold the fast lane to the SDK's answers (test/worker/fast-lane.test.ts): every request then takes the SDK's path. */
+  fastLane?: boolean;
+}
+
+export function createGateway(rosterYaml: string, { fastLane: lane = true }: GatewayOptions = {}): ExportedHandler<GatewayEnv> {
   const parsed = parseRoster(rosterYaml);
   const roster: Roster | undefined = parsed.ok ? parsed.roster : undefined;
   let ready: Ready | undefined;
@@ -74,9 +80,9 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       const { table, unseeded } = CallerTable.build(roster, c.env);
       if (unseeded.length > 0) console.warn(JSON.stringify({ event: "callers_unseeded", secrets: unseeded }));
       const problems = checkSeeded(roster, c.env).filter((e) => e.path.startsWith("servers"));
-      return { callers: table, problems: problems.map((p) => `${p.path}: ${p.message}`) };
+      return { callers: table, problems: problems.map((p) => `${p.path}: ${p.message}`), select: selectionCache(roster) };
     })();
-    const { callers, problems } = ready;
+    const { callers, problems, select } = ready;
     if (problems.length > 0) {
       console.error(JSON.stringify({ event: "config_error", errors: problems }));
       return refuse(rpcError(503, RpcCode.Internal, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
@@ -96,7 +102,7 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
     if (contentType !== "application/json") return refuse(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
     // Which mounts the URL names decides how much is read: a slug may take larger calls (maxRequestBytes); the
     // message is then held to its own slug's cap below (docs/rules.md R-LIMIT-4).
-    const selection = selectServers(roster, caller, new URL(c.req.url).searchParams.get("servers"));
+    const selection = select(caller, new URL(c.req.url).searchParams.get("servers"));
     const readCap = readCapFor(selection);
     // Above the default cap the body is decoded strictly: a lenient decoder turns each invalid byte into a
     // 3-byte U+FFFD, so 8 MiB of them would be forwarded as 24 MiB, past the memory R-LIMIT-4 budgets.
@@ -164,7 +170,18 @@ export function createGateway(rosterYaml: string): ExportedHandler<GatewayEnv> {
       return finish(checked, "cancel_relayed");
     }
 
-    const quick = await fastLane(c.req.raw, msg, gw);
+    // A call the lane made whose result it leaves to the SDK to check and encode is answered by the SDK's server with
+    // that result (mcp.ts), never made again.
+    const viaSdk = (settled: Record<string, unknown>) => {
+      gw.settled = settled;
+      return plain.fetch(c.req.raw, { parsedBody: message, authInfo });
+    };
+    let quick: Response | undefined;
+    try {
+      quick = lane ? await fastLane(c.req.raw, msg, gw, viaSdk) : undefined;
+    } catch {
+      return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
+    }
     if (quick !== undefined) {
       line.tool = gw.log.tool;
       return finish(quick, gw.log.outcome);

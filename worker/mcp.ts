@@ -27,6 +27,8 @@ export interface GatewayRequest {
   pending?: Promise<void>;
   /** Probes the caller's stream: true once the probes went out without failing (set by the app for streamed answers). */
   probeCaller?: () => Promise<boolean>;
+  /** The result of a call the fast lane already made, which the SDK's server answers with instead of making it again. */
+  settled?: Record<string, unknown>;
 }
 
 const LIST_PAGE_LIMIT = 20;
@@ -41,14 +43,17 @@ const CALL_ENDED = Object.freeze(new AbortReason(Object.freeze({ code: "UPSTREAM
  */
 export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== "2025-03-26");
 
+/** Who the gateway says it is: in the handshake, and on 2026-07-28 in every result's `_meta` (the fast lane's too). */
+export const GATEWAY_INFO = Object.freeze({ name: "strad", version: "0.1.0" });
+
 export function createServer(gw: GatewayRequest): Server {
-  const server = new Server(
-    { name: "strad", version: "0.1.0" },
-    { capabilities: { tools: {} }, instructions: describeSelection(gw.selection), supportedProtocolVersions: [...LEGACY_PROTOCOL_VERSIONS] },
-  );
+  const server = new Server({ ...GATEWAY_INFO }, { capabilities: { tools: {} }, instructions: describeSelection(gw.selection), supportedProtocolVersions: [...LEGACY_PROTOCOL_VERSIONS] });
   // Upstream answers pass through as they came; the SDK validates them on the way out.
   server.setRequestHandler("tools/list", (_request, ctx) => track(gw, listTools(gw, ctx)) as Promise<ListToolsResult>);
-  server.setRequestHandler("tools/call", (request, ctx) => track(gw, callTool(gw, request.params as CallParams, ctx)) as Promise<CallToolResult>);
+  server.setRequestHandler("tools/call", (request, ctx) => {
+    const settled = gw.settled;
+    return track(gw, settled === undefined ? callTool(gw, request.params as CallParams, ctx) : Promise.resolve(settled)) as Promise<CallToolResult>;
+  });
   return server;
 }
 
@@ -60,16 +65,29 @@ function track<T>(gw: GatewayRequest, work: Promise<T>): Promise<T> {
   return work;
 }
 
-function fetcherFor(gw: GatewayRequest, server: ServerEntry): (url: string, init: RequestInit) => Promise<Response> {
-  if (server.kind === "remote-http") return (url, init) => fetch(url, init);
+type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+const fetchRemote: Fetch = (url, init) => fetch(url, init);
+const bindingMissing: Fetch = () => Promise.reject(new Error("binding missing"));
+/** Each service binding's fetch, bound once per isolate rather than wrapped anew for every call. */
+const boundFetches = new WeakMap<Fetcher, Fetch>();
+
+function fetcherFor(gw: GatewayRequest, server: ServerEntry): Fetch {
+  if (server.kind === "remote-http") return fetchRemote;
   const binding = gw.env[server.bundle as string] as Fetcher | undefined;
-  if (binding === undefined || typeof binding.fetch !== "function") {
-    return () => Promise.reject(new Error("binding missing"));
-  }
-  return (url, init) => binding.fetch(url, init);
+  if (binding === undefined || typeof binding.fetch !== "function") return bindingMissing;
+  const known = boundFetches.get(binding);
+  if (known !== undefined) return known;
+  const bound: Fetch = (url, init) => binding.fetch(url, init);
+  boundFetches.set(binding, bound);
+  return bound;
 }
 
+/** A server with no headers of its own (every bundle the roster mounts without them) shares this one. */
+const NO_HEADERS: Record<string, string> = Object.freeze({});
+
 function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, string> {
+  // Resolved headers hold secrets, so they are resolved for each call and never kept.
+  if (Object.keys(server.headers).length === 0) return NO_HEADERS;
   const resolved = resolveHeaderMap(server.headers, server.slug, gw.env);
   if (!resolved.ok) throw new ProtocolError(RpcCode.UpstreamFailed, `server "${server.slug}" needs secret ${resolved.missing}, which is not seeded`);
   return resolved.headers;

@@ -7,7 +7,43 @@ import type { Roster, ServerEntry } from "./roster";
 export const TOOL_SEPARATOR = "__";
 
 /** `implicit`: the caller named no servers, so it got every one it is entitled to. */
-export type Selection = { ok: true; servers: ServerEntry[]; prefixed: boolean; implicit?: boolean } | { ok: false; message: string };
+export type Selection = { ok: true; servers: readonly ServerEntry[]; prefixed: boolean; implicit?: boolean } | { ok: false; message: string };
+
+/** How many distinct (caller, ?servers=) selections a gateway isolate keeps; past it the cache starts over. */
+export const SELECTION_CACHE_SIZE = 256;
+
+/**
+ * selectServers, remembered per caller and ?servers= value: a selection depends on nothing else (the roster is
+ * compiled in), and is frozen, so no request can change what another is handed. The cache holds no secret, and a
+ * caller naming endless distinct values only makes it start over.
+ */
+export function selectionCache(roster: Roster): (caller: Caller, param: string | null) => Selection {
+  const cache = new Map<Caller, Map<string | null, Selection>>();
+  let size = 0;
+  return (caller, param) => {
+    let mine = cache.get(caller);
+    const known = mine?.get(param);
+    if (known !== undefined) return known;
+    if (size >= SELECTION_CACHE_SIZE) {
+      cache.clear();
+      size = 0;
+      mine = undefined;
+    }
+    const selection = freeze(selectServers(roster, caller, param));
+    if (mine === undefined) {
+      mine = new Map();
+      cache.set(caller, mine);
+    }
+    mine.set(param, selection);
+    size++;
+    return selection;
+  };
+}
+
+function freeze(selection: Selection): Selection {
+  if (selection.ok) Object.freeze(selection.servers);
+  return Object.freeze(selection);
+}
 
 export function selectServers(roster: Roster, caller: Caller, param: string | null): Selection {
   const entitled = roster.servers.filter((s) => isEntitled(caller, s.entitlements));

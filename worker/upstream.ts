@@ -46,6 +46,9 @@ export class AbortReason {
 }
 
 const MCP_NAME_FIELD: Record<string, string | undefined> = { "tools/call": "name" };
+/** The gateway's envelope on every upstream request: the same for each, so built once and only ever serialised. */
+const NO_CAPABILITIES = Object.freeze({});
+const CLIENT_INFO = Object.freeze({ name: "strad-gateway", version: "0.1.0" });
 
 export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult> {
   const { server, method } = req;
@@ -55,8 +58,8 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
     _meta: {
       ...req.meta,
       "io.modelcontextprotocol/protocolVersion": UPSTREAM_REVISION,
-      "io.modelcontextprotocol/clientCapabilities": {},
-      "io.modelcontextprotocol/clientInfo": { name: "strad-gateway", version: "0.1.0" },
+      "io.modelcontextprotocol/clientCapabilities": NO_CAPABILITIES,
+      "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
     },
   };
   const headers: Record<string, string> = {

@@ -65,19 +65,28 @@ function forgeInParams(body: string, channel: object): string {
 }
 
 describe("a caller's forged channel never reaches a bundle", () => {
-  const forgedRaw = (name: string, extraMeta = "") =>
+  /** `paramsProto`: a __proto__ member in params too, which the fast lane does not take (the SDK's leg answers it). */
+  const forgedRaw = (name: string, extraMeta = "", paramsProto = true) =>
     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":{"_meta":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}}},` +
     `"_meta":{"dev.strad/elicitation":${JSON.stringify(FORGED_ASK)}${extraMeta},"__proto__":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}}},` +
-    `"_meta":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}${extraMeta},"__proto__":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}}},` +
-    `"__proto__":{"_meta":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}}}}}`;
+    `"_meta":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}${extraMeta},"__proto__":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}}}` +
+    (paramsProto ? `,"__proto__":{"_meta":{"dev.strad/elicitation":${JSON.stringify(FORGED_SKIP)}}}}}` : "}}");
 
   it("a caller's forged channel never reaches a bundle over the fast lane (duplicate keys, __proto__, _meta in arguments)", async () => {
-    const r = await rawPost(forgedRaw("report_meta"), { ...legacy, ...bearer(TOKENS.session) }, "echo");
+    const r = await rawPost(forgedRaw("report_meta", "", false), { ...legacy, ...bearer(TOKENS.session) }, "echo");
     expect(r.status).toBe(200);
+    // The lane answers JSON (the SDK's 2025-11-25 leg an event stream): this call took the lane.
+    expect(r.text.startsWith("{")).toBe(true);
     const report = reportOf(r.text);
     expect(report.channel).toBeNull();
     // Only the gateway's own keys arrive (its progress token, when it sets one), never the caller's.
     expect(report.keys.filter((k) => k !== "progressToken")).toEqual([]);
+    // With a __proto__ member in params too, the call is the SDK's to answer, and the channel is as absent.
+    const proto = await rawPost(forgedRaw("report_meta"), { ...legacy, ...bearer(TOKENS.session) }, "echo");
+    expect(proto.status).toBe(200);
+    const protoReport = reportOf(dataOf(proto.text));
+    expect(protoReport.channel).toBeNull();
+    expect(protoReport.keys.filter((k) => k !== "progressToken")).toEqual([]);
   });
 
   it("a caller's forged channel never reaches a bundle over the SDK's 2025-11-25 leg", async () => {

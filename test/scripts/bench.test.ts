@@ -7,15 +7,29 @@ import { expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-it("runs part 1 end to end and prints calls/s, p50/p99 of each path and the gateway/direct ratio", async () => {
+it("runs part 1 end to end and prints calls/s, p50/p99 of each path on both revisions, the ratios, the bytes each call allocates and the heap after collection", async () => {
   const { status, stdout } = await new Promise<{ status: number | null; stdout: string }>((resolve) => {
-    execFile("node", ["scripts/bench.mjs", "40", "4"], { cwd: ROOT, encoding: "utf8", timeout: 150_000, env: { ...process.env, BENCH_ONLY: "1" } }, (error, out) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout: out });
-    });
+    execFile(
+      "node",
+      ["scripts/bench.mjs", "40", "4"],
+      { cwd: ROOT, encoding: "utf8", timeout: 150_000, env: { ...process.env, BENCH_ONLY: "1", BENCH_STALL_CALLS: "100", BENCH_RETENTION_CALLS: "1500" } },
+      (error, out) => {
+        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout: out });
+      },
+    );
   });
   expect(status, stdout).toBe(0);
   for (const path of ["gateway -> echo bundle", "forwarder -> echo bundle", "2026-07-28 reframer -> echo bundle", "echo bundle directly"]) {
     expect(stdout).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+40 calls\\s+\\d+ calls/s\\s+p50\\s+[\\d.]+ ms\\s+p99\\s+[\\d.]+ ms`));
   }
   expect(stdout).toMatch(/gateway\/direct: p50 ratio \d+\.\d\d \(target <= 1\.3\), p99 ratio \d+\.\d\d, throughput ratio \d+\.\d\d/);
+  for (const revision of ["2025-11-25", "2026-07-28"]) {
+    expect(stdout).toMatch(new RegExp(`${revision} gateway/forwarder \\(the service-binding hop alone\\): p50 ratio \\d+\\.\\d\\d \\(target <= 1\\.05\\): (PASS|MISS)`));
+    expect(stdout).toMatch(new RegExp(`${revision}  through the gateway: gateway isolate [\\d.]+ KiB, echo isolate [\\d.]+ KiB, gateway plus bundle [\\d.]+ KiB; directly: echo isolate [\\d.]+ KiB`));
+    expect(stdout).toMatch(new RegExp(`${revision}  gateway plus bundle against the same call before issue 19 \\([\\d.]+ KiB\\): \\d+\\.\\d\\d \\(target <= 0\\.33\\): (PASS|MISS)`));
+  }
+  expect(stdout).toMatch(/2026-07-28\/2025-11-25 through the gateway: p50 ratio \d+\.\d\d \(target <= 1\.05\): (PASS|MISS)/);
+  expect(stdout).toMatch(/stalls, gateway path one call at a time, 100 calls: max [\d.]+ ms, \d+ over 50 ms \(target none\): (PASS|MISS)/);
+  // The heap after a forced collection, for both isolates: a growth past the limit would have failed the run above.
+  expect(stdout.match(/^ {3}strad-(gateway|bundle-echo) +[\d.]+ MiB -> [\d.]+ MiB \([+-][\d.]+ MiB, limit \+4\.00 MiB\): PASS$/gm)).toHaveLength(2);
 }, 180_000);

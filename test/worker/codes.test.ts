@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
 import { createGateway } from "../../worker/app";
+import { GATEWAY_INFO } from "../../worker/mcp";
 import { binding, executionContext } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
@@ -68,20 +69,26 @@ function env(calls: unknown = UNTOUCHED, extra: Record<string, unknown> = {}): R
 }
 
 /**
- * The three ways a tools/call reaches the gateway: the fast lane (2025-11-25, JSON accepted, no progress asked
- * for), the SDK's 2025-11-25 leg (the same request asking for progress, which the fast lane leaves to the SDK)
- * and the SDK's 2026-07-28 leg (the per-request envelope).
+ * The four ways a tools/call reaches the gateway: the fast lane on either revision (JSON accepted, no progress asked
+ * for), and the SDK's leg of either revision (the same request asking for progress, which the fast lane leaves to
+ * the SDK; on 2026-07-28 inside the per-request envelope).
  */
-type Lane = "fast lane" | "SDK 2025-11-25" | "SDK 2026-07-28";
-const LANES: Lane[] = ["fast lane", "SDK 2025-11-25", "SDK 2026-07-28"];
+type Lane = "fast lane 2025-11-25" | "SDK 2025-11-25" | "fast lane 2026-07-28" | "SDK 2026-07-28";
+const LANES: Lane[] = ["fast lane 2025-11-25", "SDK 2025-11-25", "fast lane 2026-07-28", "SDK 2026-07-28"];
 const SDK_LANES: Lane[] = ["SDK 2025-11-25", "SDK 2026-07-28"];
 
 function toolCall(lane: Lane, servers: string, name: string, signal?: AbortSignal): Request {
-  const modern = lane === "SDK 2026-07-28";
+  const modern = lane.endsWith("2026-07-28");
+  const progress = lane.startsWith("SDK") ? { progressToken: "p-1" } : {};
   const meta = modern
-    ? { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "codes-test", version: "0" } }
+    ? {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { name: "codes-test", version: "0" },
+        ...progress,
+      }
     : lane === "SDK 2025-11-25"
-      ? { progressToken: "p-1" }
+      ? progress
       : undefined;
   return new Request(`https://gateway.test/mcp?servers=${servers}`, {
     method: "POST",
@@ -103,14 +110,14 @@ type Message = { id?: unknown; result?: unknown; error?: { code: number; message
 async function codeOn(lane: Lane, servers: string, name: string, e: Record<string, unknown> = env(), signal?: AbortSignal): Promise<{ by: string; code: number | undefined }> {
   const ctx = executionContext();
   const gateway = createGateway(ROSTER);
-  const servedBefore = sdkServers.mock.calls.length;
+  const servedBefore = gatewayServers();
   const response = await (gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(toolCall(lane, servers, name, signal) as never, e as never, ctx);
   const text = await response.text();
   await ctx.settle();
   const frame = text.split("\n").find((l) => l.startsWith("data:") && l.includes('"id":7'));
   const message = JSON.parse((text.startsWith("{") ? text : frame?.slice(5)) ?? "null") as Message;
   expect(message.id).toBe(7);
-  return { by: sdkServers.mock.calls.length > servedBefore ? "SDK" : "fast lane", code: message.error?.code };
+  return { by: gatewayServers() > servedBefore ? "SDK" : "fast lane", code: message.error?.code };
 }
 
 /** One lane after the other, so that each answer's server count is its own. */
@@ -120,9 +127,11 @@ async function codesOn(lanes: Lane[], servers: string, name: string, e?: () => R
   return codes;
 }
 
-const expected = (lanes: Lane[], code: number) => lanes.map((lane) => ({ by: lane === "fast lane" ? "fast lane" : "SDK", code }));
+const expected = (lanes: Lane[], code: number) => lanes.map((lane) => ({ by: lane.startsWith("fast lane") ? "fast lane" : "SDK", code }));
 
-let sdkServers: { mock: { calls: unknown[][] } };
+let sdkServers: { mock: { contexts: unknown[] } };
+/** How many servers the gateway has built (the echo bundle builds its own, which are not counted). */
+const gatewayServers = () => sdkServers.mock.contexts.filter((server) => (server as { _serverInfo?: { name?: string } })._serverInfo?.name === GATEWAY_INFO.name).length;
 
 beforeEach(() => {
   sdkServers = vi.spyOn(Server.prototype, "connect");
@@ -157,10 +166,10 @@ describe("the gateway's own error codes on the wire", () => {
     expect(await codesOn(SDK_LANES, "held", "anything", () => env(registry({ word: "deadline" })))).toEqual(expected(SDK_LANES, RpcCode.UpstreamTimeout));
   });
 
-  it("cancelled: a call whose caller leaves is Cancelled on the fast lane", async () => {
+  it.each(["fast lane 2025-11-25", "fast lane 2026-07-28"] as const)("cancelled: a call whose caller leaves is Cancelled on the %s", async (lane) => {
     const leave = new AbortController();
     setTimeout(() => leave.abort(), 50);
-    expect(await codeOn("fast lane", "slow", "anything", env(), leave.signal)).toEqual({ by: "fast lane", code: RpcCode.Cancelled });
+    expect(await codeOn(lane, "slow", "anything", env(), leave.signal)).toEqual({ by: "fast lane", code: RpcCode.Cancelled });
   });
 
   it("cancelled: a confirmed call cancelled through the call registry is Cancelled on both revisions", async () => {
@@ -176,7 +185,10 @@ describe("the gateway's own error codes on the wire", () => {
   });
 
   it("unknown tool: InvalidParams whichever way it is asked (the fast lane leaves a tool it cannot route to the SDK)", async () => {
-    expect(await codesOn(LANES, "echo", "no_such_tool")).toEqual(LANES.map(() => ({ by: "SDK", code: RpcCode.InvalidParams })));
+    // Two mounts prefix their tools, so an unprefixed name routes nowhere: the gateway's own refusal.
+    expect(await codesOn(LANES, "echo,broken", "no_such_tool")).toEqual(LANES.map(() => ({ by: "SDK", code: RpcCode.InvalidParams })));
+    // One mount takes every name: the mount's own refusal, relayed.
+    expect(await codesOn(LANES, "echo", "no_such_tool")).toEqual(expected(LANES, RpcCode.InvalidParams));
   });
 
   it("an upstream's own code is relayed the same on every lane, and a -32002 as the -32602 the SDK makes of it", async () => {

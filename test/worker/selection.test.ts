@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { Caller } from "../../worker/auth";
 import { type Roster, validateRoster } from "../../worker/roster";
-import { exposedName, routeTool, type Selection, selectServers } from "../../worker/selection";
+import { exposedName, routeTool, SELECTION_CACHE_SIZE, type Selection, selectionCache, selectServers } from "../../worker/selection";
 
 function roster(): Roster {
   const result = validateRoster({
@@ -139,5 +139,47 @@ describe("tool names", () => {
   it.each(["add", "__add", "unknown__add", "secret-ops__add", "echo-confirmed__add"])("%s routes nowhere when prefixed", (name) => {
     const s = ok(selectServers(roster(), user, "echo,remote-demo"));
     expect(routeTool(s, name)).toBeUndefined();
+  });
+});
+
+describe("the selection cache of a gateway isolate", () => {
+  it("hands each caller its own selection for a ?servers= value, the same as selectServers, and frozen", () => {
+    const select = selectionCache(roster());
+    for (const [who, param] of [
+      [user, null],
+      [reader, null],
+      [admin, null],
+      [user, "echo,echo-confirmed"],
+      [reader, "echo,echo-confirmed"],
+      [user, " echo "],
+      [reader, "secret-ops"],
+    ] as const) {
+      const cached = select(who, param);
+      expect(cached).toEqual(selectServers(roster(), who, param));
+      // The second ask is the very same object, and nothing can change it for the next request.
+      expect(select(who, param)).toBe(cached);
+      expect(Object.isFrozen(cached)).toBe(true);
+      if (cached.ok) {
+        expect(Object.isFrozen(cached.servers)).toBe(true);
+        expect(() => (cached.servers as unknown as string[]).push("x")).toThrow(TypeError);
+      }
+    }
+    // One caller's selection is never another's: the same value names different mounts for a user and a reader.
+    expect(slugs(ok(select(user, null)))).toEqual(["echo", "echo-confirmed", "remote-demo"]);
+    expect(slugs(ok(select(reader, null)))).toEqual(["echo"]);
+    expect(select(reader, "echo,echo-confirmed").ok).toBe(false);
+  });
+
+  it("stays bounded when a caller names endless distinct values, and still answers each correctly", () => {
+    const select = selectionCache(roster());
+    const first = select(user, "echo");
+    for (let i = 0; i < SELECTION_CACHE_SIZE * 3; i++) {
+      const param = i % 2 === 0 ? `echo,${"echo,".repeat(i % 5)}echo` : `nope-${i}`;
+      expect(select(user, param)).toEqual(selectServers(roster(), user, param));
+    }
+    // The cache started over on the way: the first selection was built anew, equal but not the same object.
+    const again = select(user, "echo");
+    expect(again).toEqual(first);
+    expect(again).not.toBe(first);
   });
 });

@@ -1,0 +1,60 @@
+// Registering a bundle's tools on the server built for one request. The SDK serves one exchange per server
+// instance, so a bundle builds a fresh server for every request, and registering a tool on it costs about 1.5 KB
+// (the SDK's record of it carries accessors and closures of its own). A tools/call reaches one tool only: a call
+// naming one of the bundle's tools gets a server holding that tool alone, and every other request (tools/list, a
+// name no tool has, a batch, a factory run outside a request) gets them all, so the SDK answers as it would with all.
+import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import { currentCall } from "./scope";
+
+/** One tool, and how it is registered: a function built once per isolate, never per request. */
+export interface ToolEntry {
+  name: string;
+  register: (server: McpServer) => unknown;
+}
+
+/** Registers the tools this request can reach, in the order given, and returns the server. */
+export function registerTools(server: McpServer, tools: readonly ToolEntry[]): McpServer {
+  const called = currentCall()?.toolName;
+  const only = called === undefined ? undefined : tools.find((tool) => tool.name === called);
+  if (only !== undefined) only.register(server);
+  else for (const tool of tools) tool.register(server);
+  return server;
+}
+
+type Convert = StandardSchemaWithJSON["~standard"]["jsonSchema"]["input"];
+type JsonSchema = ReturnType<Convert>;
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+function convertOnce(convert: Convert): Convert {
+  const byTarget = new Map<string, JsonSchema>();
+  return (options) => {
+    if (options.libraryOptions !== undefined) return convert(options);
+    let json = byTarget.get(options.target);
+    if (json === undefined) {
+      json = deepFreeze(convert(options));
+      byTarget.set(options.target, json);
+    }
+    return json;
+  };
+}
+
+/**
+ * The schema, converting itself to JSON Schema once per target instead of at every request that asks: the SDK
+ * converts the called tool's input schema on each tools/call, to look for SEP-2243 header declarations, and zod
+ * builds the answer anew each time (some 6 KB). The conversion depends on the schema alone, so one answer serves
+ * every request; it is frozen throughout, so code that tried to change what the next request reads would throw
+ * instead. Standard Schema's `~standard` is the interface the SDK reads, and zod lets it be set.
+ */
+export function jsonSchemaOnce<S extends StandardSchemaWithJSON>(schema: S): S {
+  const standard = schema["~standard"];
+  const jsonSchema = { input: convertOnce(standard.jsonSchema.input), output: convertOnce(standard.jsonSchema.output) };
+  (schema as { "~standard": unknown })["~standard"] = { ...standard, jsonSchema };
+  return schema;
+}
