@@ -33,6 +33,7 @@ function onlyKeys(object: Record<string, unknown>, allowed: readonly string[]): 
   return true;
 }
 
+const MESSAGE_KEYS = ["jsonrpc", "id", "method", "params"] as const;
 const CALL_KEYS = ["name", "arguments", "_meta"] as const;
 const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY] as const;
 
@@ -77,7 +78,8 @@ function modernCallFits(request: Request, message: Message, params: Record<strin
 /**
  * A result the SDK's check of a handler's tools/call result (its era codec's validateResult) passes unchanged on both
  * revisions but for the order of its members: text content only, an object of structured content, an isError flag
- * and a _meta object without a progress token (the 2025-era schema types that one), nothing else. Any other result
+ * and a _meta object without a progress token (the 2025-era schema types that one), neither object with an own
+ * __proto__ member, nothing else. Any other result
  * (images, resources, no content, members the schemas do not name) is handed to the SDK's path to check, normalise
  * and encode: the call itself is not made twice.
  */
@@ -87,9 +89,10 @@ function everydayResult(result: Record<string, unknown>): boolean {
     if (!isPlainObject(block) || block.type !== "text" || typeof block.text !== "string" || !onlyKeys(block, TEXT_BLOCK_KEYS)) return false;
   }
   const { structuredContent, isError, _meta } = result;
-  if (structuredContent !== undefined && !isPlainObject(structuredContent)) return false;
+  // The schemas' checks drop an own __proto__ member of either object; such a result is the SDK's to encode.
+  if (structuredContent !== undefined && (!isPlainObject(structuredContent) || Object.hasOwn(structuredContent, "__proto__"))) return false;
   if (isError !== undefined && typeof isError !== "boolean") return false;
-  return _meta === undefined || (isPlainObject(_meta) && !("progressToken" in _meta));
+  return _meta === undefined || (isPlainObject(_meta) && !("progressToken" in _meta) && !Object.hasOwn(_meta, "__proto__"));
 }
 
 const RESULT_KEYS = ["content", "structuredContent", "isError", "_meta"] as const;
@@ -129,14 +132,16 @@ function encodeResult(result: Record<string, unknown>, modern: boolean): Record<
  * a call already made, given its result: for the results the lane does not encode itself.
  */
 export async function fastLane(request: Request, message: Message, gw: GatewayRequest, viaSdk: (settled: Record<string, unknown>) => Promise<Response>): Promise<Response | undefined> {
-  if (message.method !== "tools/call") return undefined;
+  // The SDK holds a request to exactly these members (its JSON-RPC request schema is strict).
+  if (message.method !== "tools/call" || !onlyKeys(message as Record<string, unknown>, MESSAGE_KEYS)) return undefined;
   const id = message.id;
   const params = message.params;
   if (!isPlainObject(params) || !onlyKeys(params, CALL_KEYS)) return undefined;
   const name = params.name;
   if (typeof name !== "string") return undefined;
   const args = params.arguments;
-  if (args !== undefined && !isPlainObject(args)) return undefined;
+  // The SDK's check of the arguments drops an own __proto__ member; the lane leaves such a call to it.
+  if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, "__proto__"))) return undefined;
   // The SDK takes a string or an integer id on both revisions; anything else is its to refuse.
   if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
   const version = request.headers.get("mcp-protocol-version");

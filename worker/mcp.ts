@@ -96,11 +96,22 @@ function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, 
 /** Resource not found in 2025-11-25, which the SDK sends as -32602 on both revisions (each codec's encodeErrorCode). */
 const SDK_REWRITES_TO_INVALID_PARAMS = -32002;
 
+/**
+ * MissingRequiredClientCapability: an upstream that sends it means the gateway's own capabilities on the hop (none),
+ * not the caller's, so relaying it would tell the caller something untrue; the SDK would also answer it HTTP 400.
+ */
+const MISSING_CLIENT_CAPABILITY = -32021;
+
 function errorCode(error: UpstreamError): number {
   if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
   if (error.code === "UPSTREAM_ABORTED") return RpcCode.Cancelled;
-  // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same.
-  if (error.code === "UPSTREAM_RPC") return error.rpcCode === SDK_REWRITES_TO_INVALID_PARAMS ? RpcCode.InvalidParams : error.rpcCode;
+  if (error.code === "UPSTREAM_RPC") {
+    // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same: the SDK sends
+    // a code only when it is a safe integer (-32603 otherwise) and makes -32002 a -32602.
+    if (!Number.isSafeInteger(error.rpcCode)) return RpcCode.Internal;
+    if (error.rpcCode === MISSING_CLIENT_CAPABILITY) return RpcCode.UpstreamFailed;
+    return error.rpcCode === SDK_REWRITES_TO_INVALID_PARAMS ? RpcCode.InvalidParams : error.rpcCode;
+  }
   return RpcCode.UpstreamFailed;
 }
 

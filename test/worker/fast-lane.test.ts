@@ -17,6 +17,8 @@ servers:
   - { slug: broken, kind: bundle, bundle: BROKEN, path: /broken, entitlements: [user] }
   - { slug: relay, kind: bundle, bundle: RELAY, path: /relay, entitlements: [user] }
   - { slug: held, kind: bundle, bundle: SHAPE, path: /held, entitlements: [user], skipConfirmations: true }
+  - { slug: raw, kind: bundle, bundle: RAW, path: /raw, entitlements: [user] }
+  - { slug: mirror, kind: bundle, bundle: MIRROR, path: /mirror, entitlements: [user] }
 `;
 
 const ECHO = binding((request) => Promise.resolve((echo.fetch as NonNullable<typeof echo.fetch>)(request as never, {}, executionContext())));
@@ -27,12 +29,26 @@ const SHAPE = binding(async (request) => {
   const body = (await request.json()) as { id: number; params: { arguments?: { result?: unknown } } };
   return Response.json({ jsonrpc: "2.0", id: body.id, result: body.params.arguments?.result ?? { content: [] } });
 });
+/** Answers with the result text its `raw` argument holds, as written: a result JSON.stringify cannot make. */
+const RAW = binding(async (request) => {
+  const body = (await request.json()) as { id: number; params: { arguments?: { raw?: string } } };
+  return new Response(`{"jsonrpc":"2.0","id":${body.id},"result":${body.params.arguments?.raw ?? "{}"}}`, { headers: { "content-type": "application/json" } });
+});
+/** What each upstream request carried, for the tests that compare what reaches upstream too. */
+let upstreamBodies: string[] = [];
+/** Answers with the arguments it received, as text. */
+const MIRROR = binding(async (request) => {
+  const text = await request.text();
+  upstreamBodies.push(text);
+  const body = JSON.parse(text) as { id: number };
+  return Response.json({ jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text }] } });
+});
 const BROKEN = binding(async () => new Response("broken-secret-body", { status: 502 }));
 const RELAY = binding(async (request) => {
   const body = (await request.json()) as { id: number; params: { arguments?: { code?: number } } };
   return Response.json({ jsonrpc: "2.0", id: body.id, error: { code: body.params.arguments?.code ?? -32011, message: "the upstream's own error" } });
 });
-const env = () => ({ TOKEN_ALICE: TOKEN, ECHO, SHAPE, BROKEN, RELAY, CALLS: {} });
+const env = () => ({ TOKEN_ALICE: TOKEN, ECHO, SHAPE, RAW, MIRROR, BROKEN, RELAY, CALLS: {} });
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -44,6 +60,8 @@ interface Case {
   servers: string;
   headers: Record<string, string | undefined>;
   body: Record<string, unknown>;
+  /** The body as sent, when it holds what JSON.stringify cannot write (an own __proto__ member). */
+  raw?: string;
 }
 
 /** A valid tools/call on `revision`, as a conforming client sends it. */
@@ -82,7 +100,7 @@ async function send(c: Case, fastLane: boolean): Promise<Answer> {
   const before = gatewayServers();
   const ctx = executionContext();
   const response = await (gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(
-    new Request(`https://gateway.test/mcp?servers=${c.servers}`, { method: "POST", headers, body: JSON.stringify(c.body) }) as never,
+    new Request(`https://gateway.test/mcp?servers=${c.servers}`, { method: "POST", headers, body: c.raw ?? JSON.stringify(c.body) }) as never,
     env() as never,
     ctx,
   );
@@ -287,6 +305,52 @@ describe("the fast lane answers as the SDK's path does", () => {
       withHeaders(legacy, { "mcp-protocol-version": undefined }),
     ])
       await both(c);
+  });
+
+  // From an adversarial review: each of these once got a different answer on the lane.
+  it("leaves to the SDK a message with members a JSON-RPC request does not have, on both revisions", async () => {
+    for (const revision of REVISIONS) {
+      const valid = call(revision, "echo", "echo", { text: "hi" });
+      for (const extra of [{ extra: 1 }, { result: {} }, { error: { code: 1, message: "x" } }]) expect((await both(withBody(valid, extra))).by).not.toBe("fast lane");
+    }
+  });
+
+  it("sends upstream what the SDK's path sends when the arguments hold an own __proto__ member, on both revisions", async () => {
+    for (const revision of REVISIONS) {
+      const valid = call(revision, "mirror", "anything", { a: 1 });
+      const raw = JSON.stringify(valid.body).replace('"arguments":{', '"arguments":{"__proto__":{"polluted":true},');
+      upstreamBodies = [];
+      await both({ ...valid, raw });
+      expect(upstreamBodies).toHaveLength(2);
+      expect(upstreamBodies[0]).toBe(upstreamBodies[1]);
+      expect(upstreamBodies[0]).not.toContain("polluted");
+    }
+  });
+
+  it("answers as the SDK does a result whose _meta or structuredContent holds an own __proto__ member", async () => {
+    for (const revision of REVISIONS) {
+      for (const raw of [
+        '{"content":[],"_meta":{"__proto__":{"x":1},"k":1}}',
+        '{"content":[],"_meta":{"__proto__":{}}}',
+        '{"content":[],"structuredContent":{"__proto__":{"x":1},"k":1}}',
+        '{"content":[{"type":"text","text":"t"}],"structuredContent":{"k":{"__proto__":{"x":1}}}}',
+      ])
+        await both(call(revision, "raw", "anything", { raw }));
+    }
+  });
+
+  it("answers an upstream's -32021 and a code that is no safe integer as the SDK does, on both revisions", async () => {
+    for (const revision of REVISIONS) {
+      for (const code of [-32021, 1.5, 1e300, -32601, -32600]) {
+        const { by, lane } = await both(call(revision, "relay", "anything", { code }));
+        expect(by).toBe("fast lane");
+        expect(lane.status).toBe(200);
+        const sent = (JSON.parse(messageOf(lane)) as { error: { code: number } }).error.code;
+        expect(Number.isSafeInteger(sent)).toBe(true);
+        // Missing capabilities on the hop are the gateway's own (it declares none), not the caller's.
+        if (code === -32021) expect(sent).toBe(-32091);
+      }
+    }
   });
 
   it("answers alike on 200 random mixes of the variations above", async () => {
