@@ -15,7 +15,7 @@
 // (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts any Workers
 // under `wrangler dev`; tests of one Worker start it alone on free ports.
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -285,6 +285,9 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [] }
  * answers GET /healthz; returns the ports, the Workers' output as lines tagged with their process's name
  * (`quiet: false` prints them too), and stop().
  */
+/** Where a stack started with STRAD_STACK_INSPECT=1 writes the inspector port of the process serving `port`. */
+export const inspectorPortFile = (port) => join(tmpdir(), `strad-stack-inspector-${port}`);
+
 export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
   const processes = stackProcesses();
   const logs = [];
@@ -304,7 +307,12 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
         stdout.on("data", lineLogger(p.name, logs, quiet));
         stderr.on("data", lineLogger(p.name, logs, quiet));
       };
-      runtimes.push({ name: p.name, port: p.port, ...(await startRuntime(workers, { port: p.port, onOutput: output })) });
+      // STRAD_STACK_INSPECT=1 opens workerd's inspector on every Worker, for scripts/spin-watch.mjs to pause a
+      // process that spins and print where each isolate is (a rare CPU spin in the e2e stack is not yet explained).
+      const inspect = process.env.STRAD_STACK_INSPECT === "1" ? workers.map((w) => w.name) : [];
+      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect });
+      if (started.inspectorPort !== undefined) writeFileSync(inspectorPortFile(p.port), String(started.inspectorPort));
+      runtimes.push({ name: p.name, port: p.port, ...started });
     }
     const deadline = Date.now() + timeoutMs;
     for (const r of runtimes) await answers(r.name, r.port, deadline, () => undefined);
