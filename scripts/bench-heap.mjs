@@ -1,6 +1,6 @@
 // What `npm run bench` reads inside a Worker's isolate: the bytes it allocates per call and the heap it keeps
 // after a forced collection. It speaks the Chrome DevTools Protocol to workerd's inspector, which Miniflare
-// opens to each Worker started with `unsafeInspectorProxy` (bench-runtime.mjs: startInspectedRuntime).
+// opens to each Worker started with `unsafeInspectorProxy` (startRuntime's `inspect` option, scripts/stack.mjs).
 import WebSocket from "ws";
 
 /**

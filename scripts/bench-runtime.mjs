@@ -10,17 +10,10 @@
 // `wrangler deploy --dry-run` from the same configs, with the bindings, Durable Objects and .dev.vars that
 // `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
 import { join } from "node:path";
-import { ROOT, startRuntime } from "./stack.mjs";
+import { ROOT } from "./stack.mjs";
 
 // Building and running Workers on workerd is the local stack's too (the e2e suite runs on it); it lives there.
 export { buildWorker, startRuntime } from "./stack.mjs";
-
-/**
- * startRuntime's workerd process with its inspector on a free port, open to the Workers named in `inspected`
- * (Miniflare's unsafeInspectorProxy), for bench-heap.mjs to read their isolates. Only the allocation and
- * retention runs use it: the latency comparison runs without an inspector, as production does.
- */
-export const startInspectedRuntime = (workers, inspected) => startRuntime(workers, { inspect: inspected });
 
 /**
  * The two references the gateway is measured against, each in front of `bundle` over a service binding:

@@ -19,7 +19,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
-import { buildWorker, closedLoop, REVISIONS, referenceTo, startInspectedRuntime, startRuntime, timedCall } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, REVISIONS, referenceTo, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -192,9 +192,9 @@ async function isolateCosts(viaGateway, gatewayName, echoAlone) {
   const runtimes = [];
   const isolates = [];
   try {
-    const viaGatewayRt = await startInspectedRuntime(viaGateway, [gatewayName, echoAlone.name]);
+    const viaGatewayRt = await startRuntime(viaGateway, { inspect: [gatewayName, echoAlone.name] });
     runtimes.push(viaGatewayRt);
-    const directRt = await startInspectedRuntime([echoAlone], [echoAlone.name]);
+    const directRt = await startRuntime([echoAlone], { inspect: [echoAlone.name] });
     runtimes.push(directRt);
     const inspect = async (runtime, worker) => {
       const isolate = await inspectIsolate(runtime.inspectorPort, worker);

@@ -170,18 +170,8 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       return finish(checked, "cancel_relayed");
     }
 
-    // A call the lane made whose result it leaves to the SDK to check and encode is answered by the SDK's server with
-    // that result (mcp.ts), never made again.
-    const viaSdk = (settled: Record<string, unknown>) => {
-      gw.settled = settled;
-      return plain.fetch(c.req.raw, { parsedBody: message, authInfo });
-    };
-    let quick: Response | undefined;
-    try {
-      quick = lane ? await fastLane(c.req.raw, msg, gw, viaSdk) : undefined;
-    } catch {
-      return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
-    }
+    // The lane may leave a call it made to the SDK with its result (gw.settled): the SDK's server answers with that.
+    const quick = lane ? await fastLane(c.req.raw, msg, gw) : undefined;
     if (quick !== undefined) {
       line.tool = gw.log.tool;
       return finish(quick, gw.log.outcome);

@@ -128,10 +128,11 @@ function encodeResult(result: Record<string, unknown>, modern: boolean): Record<
 }
 
 /**
- * The lane's answer, or undefined when the request belongs to the SDK path. `viaSdk` answers with the SDK's path for
- * a call already made, given its result: for the results the lane does not encode itself.
+ * The lane's answer, or undefined when the request belongs to the SDK path. A call the lane made whose result it does
+ * not encode itself is left to the SDK path too, with the result in `gw.settled`: the SDK's server answers with it
+ * (mcp.ts) and the call is not made again.
  */
-export async function fastLane(request: Request, message: Message, gw: GatewayRequest, viaSdk: (settled: Record<string, unknown>) => Promise<Response>): Promise<Response | undefined> {
+export async function fastLane(request: Request, message: Message, gw: GatewayRequest): Promise<Response | undefined> {
   // The SDK holds a request to exactly these members (its JSON-RPC request schema is strict).
   if (message.method !== "tools/call" || !onlyKeys(message as Record<string, unknown>, MESSAGE_KEYS)) return undefined;
   const id = message.id;
@@ -155,7 +156,10 @@ export async function fastLane(request: Request, message: Message, gw: GatewayRe
   const callId = id as string | number;
   try {
     const result = await forwardCall(gw, params as unknown as CallParams, { id: callId, signal: request.signal });
-    if (!everydayResult(result)) return await viaSdk(result);
+    if (!everydayResult(result)) {
+      gw.settled = result;
+      return undefined;
+    }
     // Both legs of the SDK put the result first.
     return Response.json({ result: encodeResult(result, modern), jsonrpc: "2.0", id: callId });
   } catch (error) {

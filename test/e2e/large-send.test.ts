@@ -3,28 +3,17 @@
 // named in 120 4-byte characters) raised through the gateway on gmail-rw-external is shown whole on the real
 // approval service's review page, a person approves it by clicking, and the Gmail fake receives that one
 // message (docs/rules.md R-LIMIT-3). Before, the approval service refused any prompt over 4 KiB.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Locator } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Locator } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
 import { MAX_PROMPT_BYTES } from "../../contract/elicitation";
 import { largestSend, largestSendArgs } from "../bundles/google/largest-send";
 import type { OutboxEntry } from "../fakes/gmail/store";
-import { launchChromium } from "./browser";
-import { bearer, connectModern, FAKES, ROOT, TOKENS, textOf } from "./helpers";
+import { chromiumForFile, SHOTS } from "./browser";
+import { bearer, connectModern, FAKES, TOKENS, textOf } from "./helpers";
 
-const SHOTS = join(ROOT, "test-output", "screenshots");
-let browser: Browser;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = chromiumForFile();
 
 /** The card's caller values as [label, value] pairs, in order, exactly as the page shows them. */
 async function valuePairs(card: Locator): Promise<[string, string][]> {
@@ -46,7 +35,7 @@ describe("the largest legal send on the review page", () => {
     const session = await mintSession();
     const send = largestSend(undefined, Date.now().toString(36));
     const args = largestSendArgs(send, (i) => `${FAKES}/gmail/_fake/files/largest-${i}.bin?bytes=${send.attachmentBytes}`, "msg-person-2");
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(session.reviewUrl);
     await page.getByTestId("dev-mode-banner").waitFor();
 

@@ -20,7 +20,7 @@ import { type DeployWorker, planDeploy, type Secret } from "../../scripts/deploy
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, stackProcesses, startRuntime } from "../../scripts/stack.mjs";
 import type { OutboxEntry } from "../fakes/gmail/store";
-import { launchChromium } from "./browser";
+import { launchChromium, SHOTS } from "./browser";
 import { bearer, connectLegacy, DEV_VARS, ROOT, textOf, waitFor } from "./helpers";
 import { AccessEdge, AccessTeam, newServiceToken, relayed } from "./rehearsal/access";
 
@@ -86,7 +86,6 @@ function deployed(worker: WorkerOptions, plan: { workers: DeployWorker[]; secret
   return { ...worker, bindings: { ...worker.bindings, ...planned.rendered, ...settings, ...secrets } };
 }
 
-const SHOTS = join(ROOT, "test-output", "screenshots");
 const built = mkdtempSync(join(tmpdir(), "strad-rehearsal-"));
 const team = new AccessTeam(TEAM_DOMAIN, AUDIENCE);
 /** Each runtime's output, whole lines, kept here and never printed: it is what a log pipeline would receive. */

@@ -1,28 +1,17 @@
 // The whole flow in a real browser: a confirmed tool raised through the gateway appears on the approval
 // service's review page; a person accepts (one write), declines (none) or lets it expire (none); what the card
 // shows of a send is, character for character, what the Gmail fake receives (issue 13 #3).
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Locator, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
-import { launchChromium } from "./browser";
-import { bearer, connectLegacy, connectModern, FAKES, nothingMore, ROOT, recorder, TOKENS, textOf } from "./helpers";
+import { chromiumForFile, SHOTS } from "./browser";
+import { bearer, connectLegacy, connectModern, FAKES, nothingMore, recorder, TOKENS, textOf } from "./helpers";
 
-const SHOTS = join(ROOT, "test-output", "screenshots");
-let browser: Browser;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = chromiumForFile();
 
 async function openReview(reviewUrl: string, width = 1280, height = 900): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height } });
+  const page = await chromium.browser.newPage({ viewport: { width, height } });
   await page.goto(reviewUrl);
   await page.getByTestId("dev-mode-banner").waitFor();
   return page;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
 import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "../../scripts/bench-heap.mjs";
 // @ts-expect-error: plain ESM helper without types
-import { closedLoop, startInspectedRuntime } from "../../scripts/bench-runtime.mjs";
+import { closedLoop, startRuntime } from "../../scripts/bench-runtime.mjs";
 
 interface Isolate {
   close(): void;
@@ -42,7 +42,7 @@ const calls = (n: number, path: string) => closedLoop(n, 4, () => hit(path));
 const heap = async (): Promise<number> => (await heapAfterCollection([isolate], () => hit("/light")))[0];
 
 beforeAll(async () => {
-  runtime = await startInspectedRuntime([{ name: "heap-probe", modules: true, script: SCRIPT, compatibilityDate: "2026-04-26" }], ["heap-probe"]);
+  runtime = await startRuntime([{ name: "heap-probe", modules: true, script: SCRIPT, compatibilityDate: "2026-04-26" }], { inspect: ["heap-probe"] });
   isolate = await inspectIsolate(runtime.inspectorPort, "heap-probe");
   await calls(50, "/alloc");
 }, 30_000);

@@ -4,8 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
 import { createGateway } from "../../worker/app";
-import { GATEWAY_INFO } from "../../worker/mcp";
-import { binding, executionContext } from "./helpers/gateway";
+import { binding, executionContext, gatewayServersIn } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -130,8 +129,7 @@ async function codesOn(lanes: Lane[], servers: string, name: string, e?: () => R
 const expected = (lanes: Lane[], code: number) => lanes.map((lane) => ({ by: lane.startsWith("fast lane") ? "fast lane" : "SDK", code }));
 
 let sdkServers: { mock: { contexts: unknown[] } };
-/** How many servers the gateway has built (the echo bundle builds its own, which are not counted). */
-const gatewayServers = () => sdkServers.mock.contexts.filter((server) => (server as { _serverInfo?: { name?: string } })._serverInfo?.name === GATEWAY_INFO.name).length;
+const gatewayServers = () => gatewayServersIn(sdkServers);
 
 beforeEach(() => {
   sdkServers = vi.spyOn(Server.prototype, "connect");

@@ -5,8 +5,7 @@ import { Server } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { createGateway } from "../../worker/app";
-import { GATEWAY_INFO } from "../../worker/mcp";
-import { binding, executionContext } from "./helpers/gateway";
+import { binding, executionContext, gatewayServersIn } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -128,8 +127,7 @@ const withBody = (c: Case, body: Record<string, unknown>): Case => ({ ...c, body
 const withMeta = (c: Case, meta: Record<string, unknown> | undefined): Case => withParams(c, { _meta: meta });
 
 let servers: { mock: { contexts: unknown[] } };
-/** How many servers the gateway has built so far (the echo bundle builds its own, which are not counted). */
-const gatewayServers = () => servers.mock.contexts.filter((server) => (server as { _serverInfo?: { name?: string } })._serverInfo?.name === GATEWAY_INFO.name).length;
+const gatewayServers = () => gatewayServersIn(servers);
 beforeEach(() => {
   servers = vi.spyOn(Server.prototype, "connect");
   vi.spyOn(console, "log").mockImplementation(() => {});

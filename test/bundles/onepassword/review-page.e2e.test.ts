@@ -1,30 +1,18 @@
 // A 1Password reveal approved by a person in a real browser: onepassword_get_item through the gateway raises one prompt on the approval service's review page, naming the slug, each item and the fields it would reveal and no value; ticking the box and accepting reveals exactly those values to the caller.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mintSession } from "../../../approvals/dev-api.mjs";
-import { launchChromium } from "../../e2e/browser";
-import { bearer, connectModern, FAKES, ROOT, TOKENS, textOf } from "../../e2e/helpers";
+import { chromiumForFile, SHOTS } from "../../e2e/browser";
+import { bearer, connectModern, FAKES, TOKENS, textOf } from "../../e2e/helpers";
 import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
 
-const SHOTS = join(ROOT, "test-output", "screenshots");
-let browser: Browser;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = chromiumForFile();
 
 describe("the review page", () => {
   it("a person approves one 1Password reveal on the page, and the caller gets exactly the values the card named", async () => {
     await (await fetch(`${FAKES}/onepassword/_fake/reset`, { method: "POST" })).body?.cancel();
     const session = await mintSession();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(session.reviewUrl);
     await page.getByTestId("dev-mode-banner").waitFor();
     const client = await connectModern("onepassword", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });

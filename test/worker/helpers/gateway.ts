@@ -1,3 +1,5 @@
+import { GATEWAY_INFO } from "../../../worker/mcp";
+
 // What the gateway's tests in Node share: an execution context whose waitUntil work can be awaited, and a stand-in
 // service binding that hands each request to a Worker-style handler.
 
@@ -30,4 +32,12 @@ gateway:
     allowedUrlPrefixes: [ "${LOOPBACK_PREFIX}" ]
 servers:
 ${servers.map((s) => `  - ${s}\n`).join("")}`;
+}
+
+/**
+ * How many of the servers a spy on Server.prototype.connect saw are the gateway's own (the SDK builds one per request
+ * it serves; a bundle run in the same process builds its own, which are not counted).
+ */
+export function gatewayServersIn(connect: { mock: { contexts: unknown[] } }): number {
+  return connect.mock.contexts.filter((server) => (server as { _serverInfo?: { name?: string } })._serverInfo?.name === GATEWAY_INFO.name).length;
 }
