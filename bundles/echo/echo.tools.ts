@@ -5,7 +5,7 @@ import type { CallRegistryNamespace } from "../../contract/call-registry";
 import { CHANNEL_META_KEY, ChannelSchema } from "../../contract/channel";
 import { slugNamespace } from "../../contract/slug";
 import { currentScope } from "../kit/scope";
-import { jsonSchemaOnce, registerTools, type ToolEntry } from "../kit/tools";
+import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
 import { DEMO_TOOLS } from "./echo.demo";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -137,9 +137,10 @@ const claimRace = async ({ n }: { n: number }, ctx: ServerContext): Promise<Call
 
 // The order is the one tools/list shows; the probes are served only with the dev switch on.
 const ECHO_TOOLS: readonly (ToolEntry & { probe?: true })[] = [
-  { name: "echo", register: (server) => server.registerTool("echo", ECHO, echoText) },
-  { name: "about", register: (server) => server.registerTool("about", ABOUT, about) },
-  { name: "add", register: (server) => server.registerTool("add", ADD, add) },
+  // Plain tools: the kit's lane may answer their calls without an SDK server (bundles/kit/lane.ts).
+  plainTool("echo", ECHO, echoText),
+  plainTool("about", ABOUT, about),
+  plainTool("add", ADD, add),
   { name: "report_meta", probe: true, register: (server) => server.registerTool("report_meta", REPORT_META, reportMeta) },
   { name: "wait_for_abort", register: (server) => server.registerTool("wait_for_abort", WAIT_FOR_ABORT, waitForAbort) },
   { name: "progress_demo", register: (server) => server.registerTool("progress_demo", PROGRESS_DEMO, progressDemo) },

@@ -4,6 +4,7 @@
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { MAX_FORWARDED_BODY_BYTES, readCappedText } from "../../contract/body";
 import { SLUG_PATTERN, slugNamespace } from "../../contract/slug";
+import { kitLane, type LaneTable, laneTableFor } from "./lane";
 import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 import { installConfirmSeam } from "./seam";
@@ -91,7 +92,12 @@ export function mountProblem(manifest: BundleManifest | undefined, path: string,
   return undefined;
 }
 
-export function serveBundle(options: BundleOptions): ExportedHandler<Record<string, unknown>> {
+/** How the kit serves; `fastLane: false` only to hold the lane to the SDK's answers (test/bundles/kit/lane.unit.test.ts). */
+export interface ServeOptions {
+  fastLane?: boolean;
+}
+
+export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOptions = {}): ExportedHandler<Record<string, unknown>> {
   const manifest = "manifest" in options ? options.manifest : undefined;
   const perSlug = manifest?.mounts === PER_SLUG;
   const switchOf = "elicitationSwitch" in options ? options.elicitationSwitch : undefined;
@@ -99,12 +105,16 @@ export function serveBundle(options: BundleOptions): ExportedHandler<Record<stri
   if (perSlug && (manifest?.secrets ?? []).length === 0) throw new Error(`a "${PER_SLUG}" bundle lists the secrets that give a slug its mount`);
 
   const handlers = new Map<string, ReturnType<typeof createMcpHandler>>();
+  // The lane's table per mount path, learnt from the servers its factory builds, and learnt again whenever the
+  // isolate is handed another env object (bundles/kit/lane.ts).
+  const tables = new Map<string, LaneTable>();
   const mountAt = (path: string, factory: MountFactory) => {
     const mount = path.replace(/^\//, "");
     // The factory runs inside the request's scope, so it sees this request's env and call.
     const build = () => {
       const scope = currentScope();
       const server = factory(mount, scope.env);
+      if (fastLane && tables.get(path)?.env !== scope.env) tables.set(path, laneTableFor(server, scope.env));
       installConfirmSeam(server);
       const call = scope.call;
       // What ctx.mcpReq.notify does: a notification related to this call's request, on its response stream.
@@ -146,6 +156,11 @@ export function serveBundle(options: BundleOptions): ExportedHandler<Record<stri
         return id === null ? rpcError(404, MOUNT_UNAVAILABLE, problem) : rpcError(200, MOUNT_UNAVAILABLE, problem, id);
       }
       scope.call = callOf(parsedBody);
+      const table = tables.get(path);
+      if (table?.env === env && scope.call !== undefined) {
+        const answer = await runInScope(scope, () => kitLane(request, parsedBody, table, scope));
+        if (answer !== undefined) return answer;
+      }
       const handler = handlerOf(path);
       return runInScope(scope, () => handler.fetch(request, { parsedBody }));
     },

@@ -44,7 +44,15 @@ export interface CallState {
   approval?: Approval;
   /** What this call's audit lines carry once it is known (bundles/kit/audit.ts). */
   audit?: AuditTrail;
+  /**
+   * The outcome of a plain tool the kit's lane already ran, when that outcome is the SDK's to answer: the tool's
+   * handler on the SDK's server hands it over instead of running again (bundles/kit/lane.ts).
+   */
+  settled?: Settled;
 }
+
+/** What a tool's handler returned or threw. */
+export type Settled = { result: unknown } | { error: unknown };
 
 /** Filled in as the call goes: the approval request the service issued, who decided it, what the approval covers. */
 export interface AuditTrail {

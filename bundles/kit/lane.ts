@@ -1,0 +1,72 @@
+// The kit's hot path: a 2026-07-28 tools/call of a plain tool (bundles/kit/tools.ts `plainTool`), as the gateway
+// sends every call to an ungated mount, is answered without building a per-request SDK server and transport, which
+// were most of what a bundle allocated per call. The lane takes only calls the SDK's modern leg would take as they
+// are (the same checks as the gateway's lane, contract/tool-call.ts) with arguments the tool's schema accepts, and
+// answers them byte for byte as that leg does; test/bundles/kit/lane.unit.test.ts holds the two to the same answers
+// for the same requests, valid and invalid. Everything else goes to the SDK as before: other methods and revisions,
+// progress tokens, the gateway's channel (a gated or confirmed call), arguments the schema refuses (the SDK words
+// the refusal), and a tool the lane ran whose outcome it does not encode itself (thrown, or a result of another
+// shape), which the SDK answers with that outcome without running the tool again (CallState.settled).
+import { isJsonContentType, type McpServer } from "@modelcontextprotocol/server";
+import { encodeResult, everydayResult, isPlainObject, type Message, MODERN_REVISION, modernCallFits, plainCall, resultAnswer, type ServerIdentity } from "../../contract/tool-call";
+import type { CallScope } from "./scope";
+import { type PlainTool, toolsServedBy } from "./tools";
+
+/** What the lane knows of one mount under one env: its plain tools by name, and the identity its server reports. */
+export interface LaneTable {
+  env: Record<string, unknown>;
+  tools: ReadonlyMap<string, PlainTool>;
+  serverInfo: ServerIdentity;
+}
+
+/** An input schema that declares SEP-2243 header mirroring: the SDK checks such a call's headers first. */
+const HEADER_DECLARATION = '"x-mcp-header"';
+
+/**
+ * The lane's table for a mount, learnt from a server the mount's factory built for a request on the SDK's path: the
+ * plain tools registerTools was given for it (every one the mount serves under this env, whichever the server
+ * registered), and the identity the SDK stamps on every 2026-07-28 result. The lane never runs a factory itself, so
+ * a mount's first call under an env is always the SDK's.
+ */
+export function laneTableFor(server: McpServer, env: Record<string, unknown>): LaneTable {
+  const tools = new Map<string, PlainTool>();
+  for (const entry of toolsServedBy(server) ?? []) {
+    if (entry.plain === undefined) continue;
+    const schema = entry.plain.inputSchema["~standard"].jsonSchema.input({ target: "draft-2020-12" });
+    if (JSON.stringify(schema).includes(HEADER_DECLARATION)) continue;
+    tools.set(entry.name, entry.plain);
+  }
+  const info = (server.server as unknown as { _serverInfo: ServerIdentity })._serverInfo;
+  return { env, tools, serverInfo: Object.freeze({ name: info.name, version: info.version }) };
+}
+
+/**
+ * The lane's answer to one request, or undefined when the request belongs to the SDK's path. Runs inside the
+ * request's scope (the tool reads its mount, env and call from it); `scope.call` is the request's tools/call.
+ */
+export async function kitLane(request: Request, message: unknown, table: LaneTable, scope: CallScope): Promise<Response | undefined> {
+  const headers = request.headers;
+  if (headers.get("mcp-protocol-version") !== MODERN_REVISION || !isJsonContentType(headers.get("content-type"))) return undefined;
+  if (!isPlainObject(message)) return undefined;
+  const call = plainCall(message as Message);
+  if (call === undefined || !modernCallFits(request, message as Message, call)) return undefined;
+  const tool = table.tools.get(call.name);
+  if (tool === undefined || scope.call === undefined || request.signal.aborted) return undefined;
+  const checked = await tool.inputSchema["~standard"].validate(call.arguments ?? {});
+  if (checked.issues !== undefined) return undefined;
+
+  let result: unknown;
+  try {
+    result = await tool.run(checked.value);
+  } catch (error) {
+    scope.call.settled = { error };
+    return undefined;
+  }
+  // The SDK's exchange ends when its request does, and it answers 499 then: the result is dropped.
+  if (request.signal.aborted) return new Response(null, { status: 499 });
+  if (!isPlainObject(result) || !everydayResult(result)) {
+    scope.call.settled = { result };
+    return undefined;
+  }
+  return resultAnswer(call.id, encodeResult(result, table.serverInfo));
+}

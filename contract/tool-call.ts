@@ -1,0 +1,144 @@
+// What a tools/call fast lane needs to know of the SDK's answers, shared by the gateway's lane (worker/fast-lane.ts)
+// and the kit's (bundles/kit/lane.ts). A lane takes a call only when the SDK's path would take it as it is, and
+// answers it byte for byte as that path does; each lane has a differential test holding it to the SDK
+// (test/worker/fast-lane.test.ts, test/bundles/kit/lane.unit.test.ts), which fails if the SDK's answers drift from these.
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, classifyInboundRequest, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY } from "@modelcontextprotocol/server";
+
+/** The revision whose requests carry their own `_meta` envelope. */
+export const MODERN_REVISION = "2026-07-28";
+/** An `Mcp-Name` header of this form is Base64 the SDK decodes before comparing; a lane leaves it to the SDK. */
+const BASE64_SENTINEL = "=?base64?";
+
+export interface Message {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+}
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** True when every own key of `object` is one of `allowed`. */
+export function onlyKeys(object: Record<string, unknown>, allowed: readonly string[]): boolean {
+  for (const key in object) if (!allowed.includes(key)) return false;
+  return true;
+}
+
+const MESSAGE_KEYS = ["jsonrpc", "id", "method", "params"] as const;
+const CALL_KEYS = ["name", "arguments", "_meta"] as const;
+const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY] as const;
+
+/** A tools/call whose members the SDK takes as they are, read out of the message. */
+export interface PlainCall {
+  id: string | number;
+  name: string;
+  params: Record<string, unknown>;
+  arguments: Record<string, unknown> | undefined;
+}
+
+/**
+ * The message as a tools/call of the plain shape, or undefined: exactly the JSON-RPC members (the SDK's request
+ * schema is strict), params of a name, arguments and _meta, arguments without an own __proto__ (the SDK's check
+ * drops it) and a string or safe-integer id (the SDK refuses any other on both revisions).
+ */
+export function plainCall(message: Message): PlainCall | undefined {
+  if (message.jsonrpc !== "2.0" || message.method !== "tools/call" || !onlyKeys(message as Record<string, unknown>, MESSAGE_KEYS)) return undefined;
+  const { id, params } = message;
+  if (!isPlainObject(params) || !onlyKeys(params, CALL_KEYS)) return undefined;
+  const { name, arguments: args } = params;
+  if (typeof name !== "string") return undefined;
+  if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, "__proto__"))) return undefined;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
+  return { id: id as string | number, name, params, arguments: args };
+}
+
+/**
+ * A 2026-07-28 call the SDK's modern leg takes as it is: the method and name headers agree with the body (the
+ * version header was checked by the caller), and the `_meta` envelope holds only what that leg validates and
+ * nothing that changes how it answers (no progress token, no log level). An envelope of the everyday shape
+ * (capabilities `{}`, clientInfo a name and a version) is valid by the envelope schema's own terms; any other is
+ * put to the SDK's own classifier, so a lane never accepts an envelope the SDK would refuse.
+ */
+export function modernCallFits(request: Request, message: Message, call: PlainCall): boolean {
+  const headers = request.headers;
+  const name = call.name;
+  if (headers.get("mcp-method") !== "tools/call" || headers.get("mcp-name") !== name || name.startsWith(BASE64_SENTINEL)) return false;
+  if (!(headers.get("accept") ?? "").includes("application/json")) return false;
+  const meta = call.params._meta;
+  if (!isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return false;
+  const capabilities = meta[CLIENT_CAPABILITIES_META_KEY];
+  const info = meta[CLIENT_INFO_META_KEY];
+  const everyday =
+    isPlainObject(capabilities) &&
+    Object.keys(capabilities).length === 0 &&
+    (info === undefined || (isPlainObject(info) && onlyKeys(info, ["name", "version"]) && typeof info.name === "string" && typeof info.version === "string"));
+  if (everyday) return true;
+  const route = classifyInboundRequest({ httpMethod: "POST", protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: "tools/call", mcpNameHeader: name, body: message });
+  return route.kind === "modern";
+}
+
+const RESULT_KEYS = ["content", "structuredContent", "isError", "_meta"] as const;
+const TEXT_BLOCK_KEYS = ["type", "text"] as const;
+
+/**
+ * A result the SDK's check of a handler's tools/call result (its era codec's validateResult) passes unchanged on both
+ * revisions but for the order of its members: text content only, an object of structured content, an isError flag
+ * and a _meta object without a progress token (the 2025-era schema types that one) and without an entry under the
+ * protocol's own `io.modelcontextprotocol/` prefix (the SDK keeps a server identity a result already carries), neither
+ * object with an own __proto__ member, nothing else. Any other result (images, resources, no content, members the
+ * schemas do not name) is the SDK's to check, normalise and encode.
+ */
+export function everydayResult(result: Record<string, unknown>): boolean {
+  if (!onlyKeys(result, RESULT_KEYS) || !Array.isArray(result.content)) return false;
+  for (const block of result.content) {
+    if (!isPlainObject(block) || block.type !== "text" || typeof block.text !== "string" || !onlyKeys(block, TEXT_BLOCK_KEYS)) return false;
+  }
+  const { structuredContent, isError, _meta } = result;
+  // The schemas' checks drop an own __proto__ member of either object; such a result is the SDK's to encode.
+  if (structuredContent !== undefined && (!isPlainObject(structuredContent) || Object.hasOwn(structuredContent, "__proto__"))) return false;
+  if (isError !== undefined && typeof isError !== "boolean") return false;
+  if (_meta === undefined) return true;
+  if (!isPlainObject(_meta) || "progressToken" in _meta || Object.hasOwn(_meta, "__proto__")) return false;
+  for (const key in _meta) if (key.startsWith("io.modelcontextprotocol/")) return false;
+  return true;
+}
+
+/** Text blocks as the schema rebuilds them, type before text: the same array when every block already is. */
+function inSchemaOrder(blocks: Record<string, unknown>[]): Record<string, unknown>[] {
+  const ordered = (block: Record<string, unknown>) => {
+    for (const key in block) return key === "type";
+    return true;
+  };
+  return blocks.every(ordered) ? blocks : blocks.map((block) => ({ type: block.type, text: block.text }));
+}
+
+/** A server's name and version, as it reports itself. */
+export interface ServerIdentity {
+  readonly name: string;
+  readonly version: string;
+}
+
+/**
+ * An everyday result as the SDK sends it. Its check rebuilds the result through the era's schema, which puts the
+ * members in the schema's order (_meta, content, structuredContent, isError) on both revisions; on 2026-07-28 its
+ * codec's encodeResult then stamps `resultType: "complete"` and adds the server's identity to `_meta` (a new `_meta`
+ * goes last). `serverInfo` is given on 2026-07-28 only.
+ */
+export function encodeResult(result: Record<string, unknown>, serverInfo: ServerIdentity | undefined): Record<string, unknown> {
+  const { _meta, content, structuredContent, isError } = result;
+  const encoded: Record<string, unknown> = {};
+  if (_meta !== undefined) encoded._meta = serverInfo !== undefined ? { ...(_meta as object), [SERVER_INFO_META_KEY]: serverInfo } : _meta;
+  encoded.content = inSchemaOrder(content as Record<string, unknown>[]);
+  if (structuredContent !== undefined) encoded.structuredContent = structuredContent;
+  if (isError !== undefined) encoded.isError = isError;
+  if (serverInfo !== undefined) {
+    encoded.resultType = "complete";
+    if (_meta === undefined) encoded._meta = { [SERVER_INFO_META_KEY]: serverInfo };
+  }
+  return encoded;
+}
+
+/** The SDK's answer to a request it served: the result first, on both revisions. */
+export function resultAnswer(id: string | number, result: Record<string, unknown>): Response {
+  return Response.json({ result, jsonrpc: "2.0", id });
+}

@@ -1,0 +1,465 @@
+// Covers bundles/kit/lane.ts (and contract/tool-call.ts as the kit uses it): the kit's lane answers every request,
+// valid and invalid, exactly as the SDK's path does (status, content type, body byte for byte), takes the everyday
+// call without building an SDK server, leaves everything else to the SDK, and never runs a tool twice.
+import { McpServer, ProtocolError, ProtocolErrorCode, UrlElicitationRequiredError } from "@modelcontextprotocol/server";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import manifest from "../../../bundles/echo/bundle.json";
+import { echoServer } from "../../../bundles/echo/echo.tools";
+import { serveBundle } from "../../../bundles/kit/mount";
+import { currentScope } from "../../../bundles/kit/scope";
+import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../../../bundles/kit/tools";
+
+type Handler = ExportedHandler<Record<string, unknown>>;
+const MODERN = "2026-07-28";
+const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+
+// A bundle of plain tools whose results take every shape a handler can give, each counting its runs.
+const runs = new Map<string, number>();
+const counted =
+  <A>(name: string, answer: (args: A) => unknown) =>
+  async (args: A) => {
+    runs.set(name, (runs.get(name) ?? 0) + 1);
+    return answer(args) as never;
+  };
+const TEXT = jsonSchemaOnce(z.object({ text: z.string().max(20) }));
+const NONE = jsonSchemaOnce(z.object({}));
+const SHAPES: Record<string, (args: { text: string }) => unknown> = {
+  text: ({ text }) => ({ content: [{ type: "text", text }] }),
+  structured: ({ text }) => ({ content: [{ type: "text", text }], structuredContent: { text, n: 1, nested: { a: [1, 2] } } }),
+  is_error: ({ text }) => ({ content: [{ type: "text", text }], isError: true }),
+  is_error_false: ({ text }) => ({ content: [{ type: "text", text }], isError: false }),
+  meta: ({ text }) => ({ _meta: { "dev.example/x": text }, content: [{ type: "text", text }] }),
+  meta_last: ({ text }) => ({ content: [{ type: "text", text }], _meta: { "dev.example/x": 1 } }),
+  meta_progress: ({ text }) => ({ content: [{ type: "text", text }], _meta: { progressToken: "p" } }),
+  meta_server_info: ({ text }) => ({ content: [{ type: "text", text }], _meta: { "io.modelcontextprotocol/serverInfo": { name: "other", version: "9" } } }),
+  meta_proto: () => JSON.parse('{"content":[{"type":"text","text":"x"}],"_meta":{"__proto__":{"a":1}}}'),
+  structured_proto: () => JSON.parse('{"content":[],"structuredContent":{"__proto__":{"a":1},"b":2}}'),
+  text_first: ({ text }) => ({ content: [{ text, type: "text" }] }),
+  empty_content: () => ({ content: [] }),
+  contentless: ({ text }) => ({ structuredContent: { text } }),
+  structured_array: () => ({ content: [], structuredContent: [1, 2] }),
+  structured_string: () => ({ content: [{ type: "text", text: "s" }], structuredContent: "s" }),
+  image: () => ({ content: [{ type: "image", data: "aGk=", mimeType: "image/png" }] }),
+  text_extra: ({ text }) => ({ content: [{ type: "text", text, annotations: { priority: 1 } }] }),
+  extra_member: ({ text }) => ({ content: [{ type: "text", text }], extra: true }),
+  result_type: ({ text }) => ({ content: [{ type: "text", text }], resultType: "complete" }),
+  is_error_string: ({ text }) => ({ content: [{ type: "text", text }], isError: "yes" }),
+  not_object: () => "just text",
+  null_result: () => null,
+  throws: () => {
+    throw new Error("the tool failed: reason given");
+  },
+  throws_string: () => {
+    throw "a bare string";
+  },
+  throws_protocol: () => {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, "refused by the tool");
+  },
+  throws_url_elicitation: () => {
+    throw new UrlElicitationRequiredError([{ mode: "url", message: "sign in", url: "https://example.com/", elicitationId: "e1" }]);
+  },
+  scope_mount: () => ({ content: [{ type: "text", text: currentScope().mount }] }),
+};
+const SHAPE_TOOLS: ToolEntry[] = [
+  ...Object.entries(SHAPES).map(([name, answer]) => plainTool(name, { description: `answers ${name}`, inputSchema: TEXT }, counted(name, answer))),
+  plainTool(
+    "defaults",
+    { inputSchema: jsonSchemaOnce(z.object({ text: z.string().default("the default") })) },
+    counted("defaults", ({ text }: { text: string }) => ({ content: [{ type: "text", text }] })),
+  ),
+  plainTool(
+    "no_args",
+    { inputSchema: NONE },
+    counted("no_args", () => ({ content: [{ type: "text", text: "none" }] })),
+  ),
+  plainTool(
+    "strict",
+    { inputSchema: jsonSchemaOnce(z.strictObject({ a: z.number().int() })) },
+    counted("strict", ({ a }: { a: number }) => ({ content: [{ type: "text", text: String(a) }] })),
+  ),
+  plainTool(
+    "mirrored",
+    { inputSchema: jsonSchemaOnce(z.object({ region: z.string().meta({ "x-mcp-header": "Region" }) })) },
+    counted("mirrored", ({ region }: { region: string }) => ({ content: [{ type: "text", text: region }] })),
+  ),
+  // Not plain: always the SDK's.
+  {
+    name: "sdk_only",
+    register: (server) =>
+      server.registerTool(
+        "sdk_only",
+        { inputSchema: TEXT },
+        counted("sdk_only", ({ text }: { text: string }) => ({ content: [{ type: "text", text }] })),
+      ),
+  },
+];
+const shapeServer = (mount: string) => registerTools(new McpServer({ name: `shapes/${mount}`, version: "1.2.3" }), SHAPE_TOOLS);
+const shapes = (fastLane: boolean) => serveBundle({ mounts: { "/shapes": shapeServer, "/other": shapeServer } }, { fastLane });
+
+interface Raw {
+  label: string;
+  path: string;
+  headers: Record<string, string>;
+  /** The body as sent: a string is sent as it is (for members JSON.stringify cannot write, such as an own __proto__). */
+  body: unknown;
+}
+
+const envelope = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  "io.modelcontextprotocol/protocolVersion": MODERN,
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "strad-gateway", version: "0.1.0" },
+  ...extra,
+});
+const callHeaders = (name: string): Record<string, string> => ({
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": MODERN,
+  "mcp-method": "tools/call",
+  "mcp-name": name,
+});
+/** A call as the gateway sends one to an ungated mount (worker/upstream.ts). */
+function call(path: string, name: string, args: unknown, label = `${path} ${name} ${JSON.stringify(args)}`): Raw {
+  return { label, path, headers: callHeaders(name), body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args, _meta: envelope() } } };
+}
+const withHeaders = (raw: Raw, headers: Record<string, string | undefined>, label: string): Raw => {
+  const merged: Record<string, string> = { ...raw.headers };
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) delete merged[k];
+    else merged[k] = v;
+  }
+  return { ...raw, label, headers: merged };
+};
+const withBody = (raw: Raw, change: (body: Record<string, unknown>) => unknown, label: string): Raw => ({ ...raw, label, body: change(structuredClone(raw.body) as Record<string, unknown>) });
+const params = (body: Record<string, unknown>) => body.params as Record<string, unknown>;
+
+const base = call("/shapes", "text", { text: "hi" });
+const VARIANTS: Raw[] = [
+  // Headers.
+  withHeaders(base, { "mcp-method": undefined }, "no Mcp-Method"),
+  withHeaders(base, { "mcp-method": "tools/list" }, "Mcp-Method naming another method"),
+  withHeaders(base, { "mcp-name": undefined }, "no Mcp-Name"),
+  withHeaders(base, { "mcp-name": "structured" }, "Mcp-Name naming another tool"),
+  withHeaders(base, { "mcp-name": "=?base64?dGV4dA==?=" }, "Mcp-Name in Base64"),
+  withHeaders(base, { "mcp-protocol-version": undefined }, "no version header"),
+  withHeaders(base, { "mcp-protocol-version": "2025-11-25" }, "a 2025-era version header"),
+  withHeaders(base, { "mcp-protocol-version": "2030-01-01" }, "an unknown version header"),
+  withHeaders(base, { accept: "text/event-stream" }, "Accept without JSON"),
+  withHeaders(base, { accept: undefined }, "no Accept"),
+  withHeaders(base, { accept: "application/json" }, "Accept of JSON only"),
+  withHeaders(base, { "content-type": "text/plain" }, "a text body"),
+  withHeaders(base, { "content-type": "application/json; charset=utf-8" }, "JSON with a charset"),
+  withHeaders(base, { "content-type": "Application/JSON" }, "JSON in capitals"),
+  // The envelope.
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: undefined } }), "no envelope"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/protocolVersion": "2025-11-25" }) } }), "an envelope naming 2025-11-25"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ progressToken: "p-1" }) } }), "a progress token"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/logLevel": "debug" }) } }), "a log level"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } }) } }), "capabilities declared"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientCapabilities": "none" }) } }), "capabilities not an object"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientInfo": { name: "x", version: "1", title: "T" } }) } }), "clientInfo with a title"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientInfo": { name: 5 } }) } }), "clientInfo malformed"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientInfo": undefined }) } }), "no clientInfo"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "dev.strad/elicitation": { slug: "s", refused: "no channel" } }) } }), "the gateway's channel"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "dev.example/other": 1 }) } }), "another _meta entry"),
+  // The message.
+  withBody(base, (b) => ({ ...b, id: "abc" }), "a string id"),
+  withBody(base, (b) => ({ ...b, id: 0 }), "id 0"),
+  withBody(base, (b) => ({ ...b, id: -7 }), "a negative id"),
+  withBody(base, (b) => ({ ...b, id: 1.5 }), "a fractional id"),
+  withBody(base, (b) => ({ ...b, id: 2 ** 53 }), "an id past the safe integers"),
+  withBody(base, (b) => ({ ...b, id: null }), "a null id"),
+  withBody(base, (b) => ({ ...b, id: true }), "a boolean id"),
+  withBody(base, (b) => ({ ...b, id: undefined }), "no id (a notification)"),
+  withBody(base, (b) => ({ ...b, jsonrpc: "1.0" }), "jsonrpc 1.0"),
+  withBody(base, (b) => ({ ...b, extra: 1 }), "an extra JSON-RPC member"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), extra: 1 } }), "an extra params member"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), arguments: undefined } }), "no arguments"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), arguments: null } }), "null arguments"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), arguments: ["hi"] } }), "arguments an array"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), arguments: "hi" } }), "arguments a string"),
+  withBody(base, (b) => ({ ...b, params: { ...params(b), name: 5 } }), "a name that is not a string"),
+  withBody(base, (b) => ({ ...b, params: "x" }), "params a string"),
+  withBody(base, (b) => [b], "a batch of one"),
+  { ...base, label: "arguments with an own __proto__", body: JSON.stringify(base.body).replace('"arguments":{', '"arguments":{"__proto__":{"text":"x"},') },
+  { ...base, label: "arguments with an own __proto__ alone", body: JSON.stringify(base.body).replace('"arguments":{"text":"hi"}', '"arguments":{"__proto__":{}}') },
+  { ...base, label: "not JSON", body: "{" },
+  { ...base, label: "an empty body", body: "" },
+  withBody(base, (b) => ({ ...b, method: "tools/list", params: { _meta: envelope() } }), "tools/list"),
+];
+
+/** Every tool with good arguments, refused arguments and none; names no tool has. */
+const TOOL_CALLS: Raw[] = [
+  ...[...Object.keys(SHAPES), "sdk_only"].flatMap((name) => [call("/shapes", name, { text: "hello" }), call("/shapes", name, { text: 5 }), call("/shapes", name, { text: "x".repeat(21) })]),
+  call("/other", "scope_mount", { text: "m" }),
+  call("/shapes", "defaults", {}),
+  call("/shapes", "defaults", { text: "given" }),
+  call("/shapes", "no_args", {}),
+  call("/shapes", "no_args", { ignored: true }),
+  call("/shapes", "strict", { a: 1 }),
+  call("/shapes", "strict", { a: 1, b: 2 }),
+  call("/shapes", "strict", { a: 1.5 }),
+  withHeaders(call("/shapes", "mirrored", { region: "eu" }), { "mcp-param-region": "eu" }, "a mirrored header that agrees"),
+  call("/shapes", "mirrored", { region: "eu" }, "a mirrored header missing"),
+  call("/shapes", "nope", { text: "x" }),
+  call("/shapes", "constructor", {}),
+  call("/shapes", "__proto__", {}),
+  call("/shapes", "", {}),
+  call("/nowhere", "text", { text: "hi" }),
+];
+
+/** The env an isolate is handed: one object for every request, as workerd hands it. */
+const ENV: Record<string, unknown> = {};
+
+/** The whole answer as the gateway reads it: status, content type and body, byte for byte. */
+async function answer(handler: Handler, raw: Raw, env: Record<string, unknown> = ENV): Promise<string> {
+  const body = typeof raw.body === "string" ? raw.body : JSON.stringify(raw.body);
+  const request = new Request(`https://bundle.internal${raw.path}`, { method: "POST", headers: raw.headers, body });
+  const response = await (handler.fetch as NonNullable<Handler["fetch"]>)(request as never, env, ctx);
+  return `${response.status} ${response.headers.get("content-type")}\n${await response.text()}`;
+}
+
+/** The answer with and without the lane, how many SDK servers each built, and how often each ran a tool. */
+async function both(raw: Raw, lanes: { on: Handler; off: Handler }, env: Record<string, unknown> = ENV) {
+  const connect = vi.spyOn(McpServer.prototype, "connect");
+  const measure = async (handler: Handler) => {
+    runs.clear();
+    connect.mockClear();
+    const text = await answer(handler, raw, env);
+    return { text, servers: connect.mock.calls.length, runs: Object.fromEntries(runs) };
+  };
+  const on = await measure(lanes.on);
+  const off = await measure(lanes.off);
+  connect.mockRestore();
+  return { on, off };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+/** A tools/list, which the SDK serves with a server holding every tool of the mount: the lane learns its table from it. */
+const list = (path: string): Raw => ({
+  label: `${path} tools/list`,
+  path,
+  headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/list" },
+  body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: envelope() } },
+});
+
+describe("the kit's lane answers as the SDK does", () => {
+  const lanes = { on: shapes(true), off: shapes(false) };
+  beforeAll(async () => {
+    for (const path of ["/shapes", "/other"]) await answer(lanes.on, list(path));
+  });
+
+  it("leaves a mount's first call under an env to the SDK, learns the mount's tools from it, and takes the next", async () => {
+    const fresh = { on: shapes(true), off: shapes(false) };
+    const env = { FRESH: "1" };
+    const first = await both(call("/shapes", "text", { text: "one" }), fresh, env);
+    expect(first.on.servers).toBe(1);
+    expect(first.on.text).toBe(first.off.text);
+    const next = await both(call("/shapes", "text", { text: "two" }), fresh, env);
+    expect(next.on.servers).toBe(0);
+    expect(next.on.text).toBe(next.off.text);
+    // Another mount, or the same mount under another env object, is learnt anew.
+    expect((await both(call("/other", "text", { text: "three" }), fresh, env)).on.servers).toBe(1);
+    expect((await both(call("/shapes", "text", { text: "four" }), fresh, { FRESH: "1" })).on.servers).toBe(1);
+  });
+
+  it("serves under each env only the plain tools the factory gave the mount under that env", async () => {
+    // The factory serves `text` only where FLAG is set.
+    const flagged = (fastLane: boolean) =>
+      serveBundle(
+        {
+          mounts: {
+            "/flagged": (mount, env) =>
+              registerTools(
+                new McpServer({ name: mount, version: "0" }),
+                SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
+              ),
+          },
+        },
+        { fastLane },
+      );
+    const lanesOf = { on: flagged(true), off: flagged(false) };
+    const withFlag = { FLAG: "1" };
+    const without = {};
+    await answer(lanesOf.on, list("/flagged"), withFlag);
+    const served = await both(call("/flagged", "text", { text: "a" }), lanesOf, withFlag);
+    expect(served.on.servers).toBe(0);
+    expect(served.on.runs).toEqual({ text: 1 });
+    for (let i = 0; i < 3; i++) {
+      const refused = await both(call("/flagged", "text", { text: "b" }), lanesOf, without);
+      expect(refused.on.text).toBe(refused.off.text);
+      expect(refused.on.text).toContain("Tool text not found");
+      expect(refused.on.runs).toEqual({});
+      expect(refused.on.servers).toBe(1);
+    }
+  });
+
+  it("takes the everyday call without an SDK server, and answers it byte for byte", async () => {
+    const cases = ["text", "structured", "is_error", "is_error_false", "meta", "meta_last", "text_first", "empty_content", "scope_mount"];
+    for (const name of cases) {
+      const { on, off } = await both(call(name === "scope_mount" ? "/other" : "/shapes", name, { text: "hello" }), lanes);
+      expect(on.text, name).toBe(off.text);
+      expect(on.text.startsWith("200 application/json\n"), name).toBe(true);
+      expect(on.servers, `${name}: SDK servers the lane built`).toBe(0);
+      expect(off.servers, name).toBe(1);
+      expect(on.runs, name).toEqual({ [name]: 1 });
+    }
+    // The 2026-07-28 stamp, with the mount's own server identity, as the SDK gives it.
+    const { on } = await both(call("/shapes", "text", { text: "hello" }), lanes);
+    expect(JSON.parse(on.text.split("\n")[1] as string)).toEqual({
+      result: { content: [{ type: "text", text: "hello" }], resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": { name: "shapes/shapes", version: "1.2.3" } } },
+      jsonrpc: "2.0",
+      id: 1,
+    });
+  });
+
+  it("runs a tool once when its outcome is the SDK's to answer (thrown, or a result of another shape)", async () => {
+    const handedOver = Object.keys(SHAPES).filter((name) => !["text", "structured", "is_error", "is_error_false", "meta", "meta_last", "text_first", "empty_content", "scope_mount"].includes(name));
+    expect(handedOver.length).toBeGreaterThanOrEqual(18);
+    for (const name of handedOver) {
+      const { on, off } = await both(call("/shapes", name, { text: "hello" }), lanes);
+      expect(on.text, name).toBe(off.text);
+      expect(on.runs, `${name} ran once`).toEqual({ [name]: 1 });
+      expect(off.runs, name).toEqual({ [name]: 1 });
+      expect(on.servers, name).toBe(1);
+    }
+  });
+
+  it.each(TOOL_CALLS.map((raw) => [raw.label, raw] as const))("answers %s as the SDK does, running the tool as often", async (_, raw) => {
+    const { on, off } = await both(raw, lanes);
+    expect(on.text).toBe(off.text);
+    expect(on.runs).toEqual(off.runs);
+  });
+
+  it.each(VARIANTS.map((raw) => [raw.label, raw] as const))("answers a call with %s as the SDK does", async (_, raw) => {
+    const { on, off } = await both(raw, lanes);
+    expect(on.text).toBe(off.text);
+    expect(on.runs).toEqual(off.runs);
+  });
+
+  it("leaves a call with a mirrored-header declaration, a progress token or a channel to the SDK", async () => {
+    const left = [
+      withHeaders(call("/shapes", "mirrored", { region: "eu" }), { "mcp-param-region": "eu" }, "mirrored"),
+      withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ progressToken: "p-1" }) } }), "progress"),
+      withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "dev.strad/elicitation": { slug: "s", refused: "no channel" } }) } }), "channel"),
+      call("/shapes", "sdk_only", { text: "hi" }),
+    ];
+    for (const raw of left) expect((await both(raw, lanes)).on.servers, raw.label).toBe(1);
+  });
+
+  it("answers 200 seeded random mixes of headers, envelopes, ids, tools and arguments as the SDK does", async () => {
+    let seed = 0x5eed;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed;
+    };
+    const pick = <T>(items: readonly T[]): T => items[next() % items.length] as T;
+    const names = [...Object.keys(SHAPES), "defaults", "no_args", "strict", "sdk_only", "nope"];
+    const argsOf = [{ text: "r" }, { text: 1 }, {}, { a: 2 }, { text: "y".repeat(25) }, undefined];
+    const ids = [1, "s-1", 0, 9_007_199_254_740_991, 1.25, null];
+    const headerChanges: Record<string, string | undefined>[] = [
+      {},
+      {},
+      {},
+      { "mcp-name": "other" },
+      { accept: "text/event-stream" },
+      { "mcp-protocol-version": "2025-11-25" },
+      { "content-type": "application/json; charset=utf-8" },
+    ];
+    const metas = [
+      envelope(),
+      envelope(),
+      envelope({ progressToken: 3 }),
+      envelope({ "io.modelcontextprotocol/clientInfo": { name: "n", version: "v", extra: 1 } }),
+      envelope({ "io.modelcontextprotocol/protocolVersion": "2030-01-01" }),
+    ];
+    for (let i = 0; i < 200; i++) {
+      const name = pick(names);
+      const raw = withHeaders(
+        {
+          label: "",
+          path: pick(["/shapes", "/shapes", "/other"]),
+          headers: callHeaders(name),
+          body: { jsonrpc: "2.0", id: pick(ids), method: "tools/call", params: { name, arguments: pick(argsOf), _meta: pick(metas) } },
+        },
+        pick(headerChanges),
+        "",
+      );
+      const { on, off } = await both(raw, lanes);
+      expect(on.text, `mix ${i}: ${JSON.stringify(raw)}`).toBe(off.text);
+      expect(on.runs, `mix ${i}`).toEqual(off.runs);
+    }
+  });
+
+  it("answers 499 and drops the result when the gateway's request ends while the tool runs, as the SDK does", async () => {
+    let release: () => void = () => {};
+    const slow = plainTool("slow", { inputSchema: NONE }, async () => {
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      return { content: [{ type: "text", text: "late" }] };
+    });
+    const bundle = (fastLane: boolean) => serveBundle({ mounts: { "/slow": (mount) => registerTools(new McpServer({ name: mount, version: "0" }), [slow]) } }, { fastLane });
+    for (const fastLane of [true, false]) {
+      const served = bundle(fastLane);
+      await answer(served, list("/slow"));
+      const controller = new AbortController();
+      const raw = call("/slow", "slow", {});
+      const request = new Request("https://bundle.internal/slow", { method: "POST", headers: raw.headers, body: JSON.stringify(raw.body), signal: controller.signal });
+      const connect = vi.spyOn(McpServer.prototype, "connect");
+      const pending = (served.fetch as NonNullable<Handler["fetch"]>)(request as never, ENV, ctx);
+      await new Promise((r) => setTimeout(r, 20));
+      controller.abort();
+      release();
+      const response = await pending;
+      expect(response.status, `fastLane ${fastLane}`).toBe(499);
+      expect(await response.text()).toBe("");
+      expect(connect.mock.calls.length, `SDK servers with fastLane ${fastLane}`).toBe(fastLane ? 0 : 1);
+      connect.mockRestore();
+    }
+  });
+});
+
+describe("the echo bundle on the lane", () => {
+  const lanes = { on: serveBundle({ manifest, server: echoServer }), off: serveBundle({ manifest, server: echoServer }, { fastLane: false }) };
+  const ENVS: Record<string, Record<string, unknown>> = { "as deployed": {}, "with the dev probes": { STRAD_DEV_PROBES: "1", ECHO_WAIVED__GREETING: "hello" } };
+
+  const ECHO_CALLS: Raw[] = ["echo", "echo-waived", "echo-confirmed"].flatMap((mount) => [
+    call(`/${mount}`, "echo", { text: "hi" }),
+    call(`/${mount}`, "echo", { text: "x".repeat(10_000) }),
+    call(`/${mount}`, "echo", { text: "x".repeat(10_001) }),
+    call(`/${mount}`, "echo", { text: 5 }),
+    call(`/${mount}`, "about", {}),
+    call(`/${mount}`, "add", { a: 1, b: 2 }),
+    call(`/${mount}`, "add", { a: 1e308, b: 1e308 }),
+    call(`/${mount}`, "add", { a: "1", b: 2 }),
+    call(`/${mount}`, "report_meta", {}),
+    call(`/${mount}`, "progress_demo", { steps: 1, ms: 0 }),
+    call(`/${mount}`, "nope", {}),
+  ]);
+
+  it.each(Object.entries(ENVS))("answers every call %s as the SDK does, and takes echo, about and add with good arguments", async (_, env) => {
+    // The lane keeps one table per mount, for the env it was last handed: it learns each mount's under this env first.
+    for (const mount of ["echo", "echo-waived", "echo-confirmed"]) await answer(lanes.on, list(`/${mount}`), env);
+    let taken = 0;
+    for (const raw of ECHO_CALLS) {
+      const { on, off } = await both(raw, lanes, env);
+      expect(on.text, raw.label).toBe(off.text);
+      if (on.servers === 0) taken++;
+    }
+    // echo (two lengths), about and add (two) on three mounts; the refused arguments and every other tool are the SDK's.
+    expect(taken).toBe(15);
+  });
+
+  it("answers about from the request's own env on the lane", async () => {
+    const env = { ECHO_WAIVED__GREETING: "one" };
+    const greeting = async () => {
+      const { on, off } = await both(call("/echo-waived", "about", {}), lanes, env);
+      expect(on.text).toBe(off.text);
+      return { servers: on.servers, said: JSON.parse(JSON.parse(on.text.split("\n")[1] as string).result.content[0].text) };
+    };
+    expect(await greeting()).toEqual({ servers: 1, said: { mount: "echo-waived", greeting: "one" } });
+    expect(await greeting()).toEqual({ servers: 0, said: { mount: "echo-waived", greeting: "one" } });
+  });
+});
