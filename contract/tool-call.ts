@@ -138,7 +138,14 @@ export function encodeResult(result: Record<string, unknown>, serverInfo: Server
   return encoded;
 }
 
-/** The SDK's answer to a request it served: the result first, on both revisions. */
+const utf8 = new TextEncoder();
+
+/**
+ * The SDK's answer to a request it served: the result first, on both revisions. Its length is declared: a body a
+ * Worker hands over a service binding carries no Content-Length unless the Worker sets one, and without it the
+ * gateway reads a bundle's answer chunk by chunk under its cap (contract/body.ts) instead of natively.
+ */
 export function resultAnswer(id: string | number, result: Record<string, unknown>): Response {
-  return Response.json({ result, jsonrpc: "2.0", id });
+  const body = utf8.encode(JSON.stringify({ result, jsonrpc: "2.0", id }));
+  return new Response(body, { headers: { "content-type": "application/json", "content-length": String(body.byteLength) } });
 }

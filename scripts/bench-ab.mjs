@@ -45,7 +45,9 @@ const runtimes = {
 };
 
 const auth = { authorization: `Bearer ${TOKEN}` };
-const round = (url, n, concurrency) => closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }));
+// BENCH_REVISION=2026-07-28 measures modern calls (2025-11-25 by default).
+const REVISION = process.env.BENCH_REVISION ?? "2025-11-25";
+const round = (url, n, concurrency) => closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }, REVISION));
 
 function summary(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);

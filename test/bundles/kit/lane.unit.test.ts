@@ -338,6 +338,15 @@ describe("the kit's lane answers as the SDK does", () => {
     expect(on.runs).toEqual(off.runs);
   });
 
+  it("declares its answer's length, so the gateway reads it natively rather than chunk by chunk", async () => {
+    const raw = call("/shapes", "text", { text: "h\u00e9llo \u2713 \u{1F600}" });
+    const request = new Request("https://bundle.internal/shapes", { method: "POST", headers: raw.headers, body: JSON.stringify(raw.body) });
+    const response = await (lanes.on.fetch as NonNullable<Handler["fetch"]>)(request as never, ENV, ctx);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    expect(response.headers.get("content-length")).toBe(String(bytes.byteLength));
+    expect(bytes.byteLength).toBeGreaterThan(new TextDecoder().decode(bytes).length);
+  });
+
   it("leaves a call with a mirrored-header declaration, a progress token or a channel to the SDK", async () => {
     const left = [
       withHeaders(call("/shapes", "mirrored", { region: "eu" }), { "mcp-param-region": "eu" }, "mirrored"),
