@@ -18,6 +18,17 @@ export interface Message {
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/**
+ * An object literal's kind of object (or one without a prototype), with no toJSON: what JSON.stringify writes
+ * exactly as the SDK's schemas would rebuild it. A class instance (getters on its prototype, inherited members,
+ * its own toJSON) is rebuilt by the schemas and serialised differently; a result holding one is the SDK's to encode.
+ */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  if (!isPlainObject(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && !Object.hasOwn(value, "toJSON");
+}
+
 /** True when every own key of `object` is one of `allowed`. */
 export function onlyKeys(object: Record<string, unknown>, allowed: readonly string[]): boolean {
   for (const key in object) if (!allowed.includes(key)) return false;
@@ -89,16 +100,19 @@ const TEXT_BLOCK_KEYS = ["type", "text"] as const;
  * schemas do not name) is the SDK's to check, normalise and encode.
  */
 export function everydayResult(result: Record<string, unknown>): boolean {
-  if (!onlyKeys(result, RESULT_KEYS) || !Array.isArray(result.content)) return false;
-  for (const block of result.content) {
-    if (!isPlainObject(block) || block.type !== "text" || typeof block.text !== "string" || !onlyKeys(block, TEXT_BLOCK_KEYS)) return false;
+  if (!isRecord(result) || !onlyKeys(result, RESULT_KEYS)) return false;
+  const content = result.content;
+  if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype || Object.hasOwn(content, "toJSON")) return false;
+  for (const block of content) {
+    if (!isRecord(block) || block.type !== "text" || typeof block.text !== "string" || !onlyKeys(block, TEXT_BLOCK_KEYS)) return false;
   }
   const { structuredContent, isError, _meta } = result;
   // The schemas' checks drop an own __proto__ member of either object; such a result is the SDK's to encode.
-  if (structuredContent !== undefined && (!isPlainObject(structuredContent) || Object.hasOwn(structuredContent, "__proto__"))) return false;
+  if (structuredContent !== undefined && (!isRecord(structuredContent) || Object.hasOwn(structuredContent, "__proto__"))) return false;
   if (isError !== undefined && typeof isError !== "boolean") return false;
-  if (_meta === undefined) return true;
-  if (!isPlainObject(_meta) || "progressToken" in _meta || Object.hasOwn(_meta, "__proto__")) return false;
+  // A _meta member present but undefined keeps its place when the SDK stamps the server's identity into it.
+  if (_meta === undefined) return !Object.hasOwn(result, "_meta");
+  if (!isRecord(_meta) || "progressToken" in _meta || Object.hasOwn(_meta, "__proto__")) return false;
   for (const key in _meta) if (key.startsWith("io.modelcontextprotocol/")) return false;
   return true;
 }
@@ -112,10 +126,11 @@ function inSchemaOrder(blocks: Record<string, unknown>[]): Record<string, unknow
   return blocks.every(ordered) ? blocks : blocks.map((block) => ({ type: block.type, text: block.text }));
 }
 
-/** A server's name and version, as it reports itself. */
+/** A server's identity, as it reports itself (its name and version, and whatever else it was given). */
 export interface ServerIdentity {
   readonly name: string;
   readonly version: string;
+  readonly [more: string]: unknown;
 }
 
 /**

@@ -16,12 +16,31 @@ import { ROOT } from "./stack.mjs";
 export { buildWorker, startRuntime } from "./stack.mjs";
 
 /**
- * The two references the gateway is measured against, each in front of `bundle` over a service binding:
- * "forwarder" hands the request on untouched (the hop alone); "reframer" is scripts/bench-reframer.mjs
- * (the hop plus the least a 2026-07-28-speaking proxy must do to each call).
+ * The forwarder, and one JSON log line per request of the gateway's shape (worker/log.ts) once the answer came:
+ * the hop plus the one thing every call through the gateway also costs whatever the gateway does. Locally a
+ * console.log line costs about as much whatever it says: workerd writes it to a pipe the bench's own Node process
+ * (Miniflare) drains, on the same cores.
+ */
+const LOGGER = `export default { async fetch(request, env) {
+  const started = Date.now();
+  const response = await env.BUNDLE.fetch(request);
+  console.log(JSON.stringify({ at: new Date().toISOString(), event: "mcp_request", caller: "bench", slugs: ["echo"], method: "tools/call", tool: "echo", outcome: "ok", status: response.status, durationMs: Date.now() - started }));
+  return response;
+} };`;
+
+/**
+ * The references the gateway is measured against, each in front of `bundle` over a service binding:
+ * "forwarder" hands the request on untouched (the hop alone); "logger" is the forwarder writing the gateway's
+ * one log line per request; "reframer" is scripts/bench-reframer.mjs (the hop plus the least a
+ * 2026-07-28-speaking proxy must do to each call).
  */
 export function referenceTo(kind, bundle) {
-  const script = kind === "forwarder" ? { script: "export default { fetch: (request, env) => env.BUNDLE.fetch(request) };" } : { scriptPath: join(ROOT, "scripts/bench-reframer.mjs") };
+  const script =
+    kind === "forwarder"
+      ? { script: "export default { fetch: (request, env) => env.BUNDLE.fetch(request) };" }
+      : kind === "logger"
+        ? { script: LOGGER }
+        : { scriptPath: join(ROOT, "scripts/bench-reframer.mjs") };
   return {
     name: `bench-${kind}`,
     modules: true,

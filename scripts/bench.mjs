@@ -1,6 +1,7 @@
 // `npm run bench`: side-by-side measurements in one run, printed as ratios.
 //   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3),
-//      beside two references (a bare forwarder and a minimal 2026-07-28 reframer), in both revisions: the
+//      beside three references (a bare forwarder, the forwarder writing the gateway's one log line per request,
+//      and a minimal 2026-07-28 reframer), in both revisions: the
 //      gateway within 1.05 of the forwarder's p50 in each, and its 2026-07-28 p50 within 1.05 of its 2025-11-25
 //      one; on workerd without `wrangler dev`'s inspector proxy (scripts/bench-runtime.mjs says why). Then the
 //      gateway one call at a time for stalls (none over 50 ms), and, through workerd's inspector, the bytes
@@ -127,6 +128,7 @@ async function latencies(viaGateway, echoAlone) {
     const viaGatewayRt = await start(viaGateway);
     const forwarderRt = await start([referenceTo("forwarder", echoAlone), echoAlone]);
     const reframerRt = await start([referenceTo("reframer", echoAlone), echoAlone]);
+    const loggerRt = await start([referenceTo("logger", echoAlone), echoAlone]);
     const directRt = await start([echoAlone]);
     const auth = { authorization: `Bearer ${TOKEN}` };
     // The forwarder hands a 2026-07-28 call to the bundle as it came. The reframer turns a 2025-11-25 call into
@@ -134,6 +136,7 @@ async function latencies(viaGateway, echoAlone) {
     const paths = [
       { name: "gateway", label: "gateway -> echo bundle", call: (rev) => echoCall(gatewayEchoUrl(viaGatewayRt), auth, rev), revisions: REVISIONS },
       { name: "forwarder", label: "forwarder -> echo bundle", call: (rev) => echoCall(`${forwarderRt.url}/echo`, {}, rev), revisions: REVISIONS },
+      { name: "logger", label: "forwarder + log line -> echo bundle", call: (rev) => echoCall(`${loggerRt.url}/echo`, {}, rev), revisions: REVISIONS },
       { name: "reframer", label: "2026-07-28 reframer -> echo bundle", call: (rev) => echoCall(`${reframerRt.url}/echo`, {}, rev), revisions: ["2025-11-25"] },
       { name: "direct", label: "echo bundle directly", call: (rev) => echoCall(`${directRt.url}/echo`, {}, rev), revisions: REVISIONS },
     ];
@@ -159,6 +162,10 @@ async function latencies(viaGateway, echoAlone) {
         `   ${rev} gateway/direct: p50 ratio ${ratio(gw, direct, "p50")} (target <= 1.3), p99 ratio ${ratio(gw, direct, "p99")}, throughput ratio ${ratio(gw, direct, "callsPerSec")}: ${pass(Number(ratio(gw, direct, "p50")) <= 1.3)}`,
       );
       console.log(`   ${rev} gateway/forwarder (the service-binding hop alone): p50 ratio ${verdict(ratio(gw, fwd, "p50"), 1.05)}, p99 ratio ${ratio(gw, fwd, "p99")}`);
+      const logged = stats[`logger ${rev}`];
+      console.log(
+        `   ${rev} gateway/(forwarder + the gateway's one log line per request): p50 ratio ${ratio(gw, logged, "p50")}, p99 ratio ${ratio(gw, logged, "p99")}; the log line alone, (forwarder + log line)/forwarder: p50 ratio ${ratio(logged, fwd, "p50")}`,
+      );
     }
     const old = (p) => stats[`${p} 2025-11-25`];
     const modern = (p) => stats[`${p} 2026-07-28`];

@@ -29,15 +29,30 @@ const HEADER_DECLARATION = '"x-mcp-header"';
  * a mount's first call under an env is always the SDK's.
  */
 export function laneTableFor(server: McpServer, env: Record<string, unknown>): LaneTable {
+  // What of the SDK's server the lane must agree with; the SDK keeps it in members of its own.
+  const sdk = server as unknown as { _maxToolInputElements?: number; _registeredTools: Record<string, { enabled: boolean } | undefined>; server: { _serverInfo: ServerIdentity } };
   const tools = new Map<string, PlainTool>();
-  for (const entry of toolsServedBy(server) ?? []) {
-    if (entry.plain === undefined) continue;
-    const schema = entry.plain.inputSchema["~standard"].jsonSchema.input({ target: "draft-2020-12" });
-    if (JSON.stringify(schema).includes(HEADER_DECLARATION)) continue;
-    tools.set(entry.name, entry.plain);
+  // A server that caps its tools' arguments by count checks each call before its tool runs: the SDK's to serve.
+  if (sdk._maxToolInputElements === undefined) {
+    const seen = new Set<string>();
+    for (const entry of toolsServedBy(server) ?? []) {
+      // The SDK serves the first tool of a name registerTools was given; a later one never runs.
+      if (seen.has(entry.name)) continue;
+      seen.add(entry.name);
+      if (entry.plain === undefined || sdk._registeredTools[entry.name]?.enabled === false || declaresHeaders(entry.plain)) continue;
+      tools.set(entry.name, entry.plain);
+    }
   }
-  const info = (server.server as unknown as { _serverInfo: ServerIdentity })._serverInfo;
-  return { env, tools, serverInfo: Object.freeze({ name: info.name, version: info.version }) };
+  return { env, tools, serverInfo: sdk.server._serverInfo };
+}
+
+/** Whether the tool's input schema mirrors an argument into a header; one that cannot be put as JSON Schema is left to the SDK too. */
+function declaresHeaders(tool: PlainTool): boolean {
+  try {
+    return JSON.stringify(tool.inputSchema["~standard"].jsonSchema.input({ target: "draft-2020-12" })).includes(HEADER_DECLARATION);
+  } catch {
+    return true;
+  }
 }
 
 /**
@@ -52,7 +67,13 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
   if (call === undefined || !modernCallFits(request, message as Message, call)) return undefined;
   const tool = table.tools.get(call.name);
   if (tool === undefined || scope.call === undefined || request.signal.aborted) return undefined;
-  const checked = await tool.inputSchema["~standard"].validate(call.arguments ?? {});
+  // A schema whose check throws (a transform or refinement that fails) is the SDK's to answer: the tool has not run.
+  let checked: Awaited<ReturnType<PlainTool["inputSchema"]["~standard"]["validate"]>>;
+  try {
+    checked = await tool.inputSchema["~standard"].validate(call.arguments ?? {});
+  } catch {
+    return undefined;
+  }
   if (checked.issues !== undefined) return undefined;
 
   let result: unknown;
@@ -64,9 +85,11 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
   }
   // The SDK's exchange ends when its request does, and it answers 499 then: the result is dropped.
   if (request.signal.aborted) return new Response(null, { status: 499 });
-  if (!isPlainObject(result) || !everydayResult(result)) {
-    scope.call.settled = { result };
-    return undefined;
+  try {
+    if (isPlainObject(result) && everydayResult(result)) return resultAnswer(call.id, encodeResult(result, table.serverInfo));
+  } catch {
+    // Reading or serialising the result threw (a getter, a BigInt): the SDK answers that as it does.
   }
-  return resultAnswer(call.id, encodeResult(result, table.serverInfo));
+  scope.call.settled = { result };
+  return undefined;
 }

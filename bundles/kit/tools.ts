@@ -54,6 +54,10 @@ export interface PlainToolConfig<S extends StandardSchemaWithJSON> {
  * calls without building an SDK server (bundles/kit/lane.ts); every other call of it (and any call the lane leaves)
  * is the SDK's as before. When the lane ran the tool but its outcome is the SDK's to answer (a thrown error, a
  * result of another shape), the handler registered here hands that outcome over instead of running the tool again.
+ * What a plain tool promises, for the lane to answer as the SDK would: its input schema checks without side effects
+ * (a call the lane hands over is checked again by the SDK); the factory registering it does not replace the server's
+ * tools/call handler; and nothing the factory does per request matters to its calls (the lane does not run the
+ * factory for the calls it serves).
  */
 export function plainTool<S extends StandardSchemaWithJSON>(name: string, config: PlainToolConfig<S>, run: (args: StandardSchemaWithJSON.InferOutput<S>) => Promise<CallToolResult>): ToolEntry {
   const handler = async (args: unknown): Promise<CallToolResult> => {

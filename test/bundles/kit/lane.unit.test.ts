@@ -60,6 +60,27 @@ const SHAPES: Record<string, (args: { text: string }) => unknown> = {
     throw new UrlElicitationRequiredError([{ mode: "url", message: "sign in", url: "https://example.com/", elicitationId: "e1" }]);
   },
   scope_mount: () => ({ content: [{ type: "text", text: currentScope().mount }] }),
+  meta_undefined: ({ text }) => ({ content: [{ type: "text", text }], _meta: undefined }),
+  meta_inherited: ({ text }) => ({ content: [{ type: "text", text }], _meta: Object.create({ inherited: 1 }, { own: { value: 2, enumerable: true } }) }),
+  class_block: ({ text }) => {
+    class Block {
+      type = "text";
+      #text = text;
+      get text() {
+        return this.#text;
+      }
+    }
+    return { content: [new Block()] };
+  },
+  block_to_json: ({ text }) => ({ content: [Object.assign(Object.create({ toJSON: () => ({ type: "text", text: "from toJSON" }) }), { type: "text", text })] }),
+  content_to_json: ({ text }) => ({ content: Object.assign([{ type: "text", text }], { toJSON: () => [] }) }),
+  content_getter_throws: () =>
+    Object.defineProperty({}, "content", {
+      enumerable: true,
+      get() {
+        throw new Error("boom");
+      },
+    }),
 };
 const SHAPE_TOOLS: ToolEntry[] = [
   ...Object.entries(SHAPES).map(([name, answer]) => plainTool(name, { description: `answers ${name}`, inputSchema: TEXT }, counted(name, answer))),
@@ -427,6 +448,126 @@ describe("the kit's lane answers as the SDK does", () => {
       expect(connect.mock.calls.length, `SDK servers with fastLane ${fastLane}`).toBe(fastLane ? 0 : 1);
       connect.mockRestore();
     }
+  });
+});
+
+/** A bundle with one mount served by `factory`, with and without the lane, its table learnt from a tools/list. */
+async function lanesFor(factory: (mount: string, env: Record<string, unknown>) => McpServer) {
+  const lanes = { on: serveBundle({ mounts: { "/m": factory } }), off: serveBundle({ mounts: { "/m": factory } }, { fastLane: false }) };
+  await answer(lanes.on, list("/m"));
+  return lanes;
+}
+
+describe("the kit's lane where the SDK's answer depends on more than the tool's result", () => {
+  it("leaves to the SDK a call whose argument check throws (a transform that fails), and answers as it does", async () => {
+    const tool = plainTool(
+      "url",
+      { inputSchema: z.object({ u: z.string().transform((u) => new URL(u).href) }) },
+      counted("url", ({ u }: { u: string }) => ({ content: [{ type: "text", text: u }] })),
+    );
+    const lanes = await lanesFor((mount) => registerTools(new McpServer({ name: mount, version: "0" }), [tool]));
+    for (const u of ["not a url", "https://example.com/a"]) {
+      const { on, off } = await both(call("/m", "url", { u }), lanes);
+      expect(on.text, u).toBe(off.text);
+      expect(on.runs, u).toEqual(off.runs);
+    }
+    expect((await both(call("/m", "url", { u: "https://example.com/a" }), lanes)).on.servers).toBe(0);
+  });
+
+  it("serves a mount whose plain tool's schema cannot be put as JSON Schema, leaving that tool to the SDK", async () => {
+    const dated = plainTool(
+      "dated",
+      { inputSchema: z.object({ d: z.date().optional() }) },
+      counted("dated", () => ({ content: [{ type: "text", text: "dated" }] })),
+    );
+    const text = SHAPE_TOOLS.find((t) => t.name === "text") as ToolEntry;
+    const lanes = await lanesFor((mount) => registerTools(new McpServer({ name: mount, version: "0" }), [dated, text]));
+    for (const raw of [call("/m", "dated", {}), call("/m", "text", { text: "hi" }), list("/m")]) {
+      const { on, off } = await both(raw, lanes);
+      expect(on.text, raw.label).toBe(off.text);
+    }
+    expect((await both(call("/m", "dated", {}), lanes)).on.servers).toBe(1);
+    expect((await both(call("/m", "text", { text: "hi" }), lanes)).on.servers).toBe(0);
+  });
+
+  it("stamps the server's identity exactly as it was given, whatever it holds and in its order", async () => {
+    const text = SHAPE_TOOLS.find((t) => t.name === "text") as ToolEntry;
+    const identities = [
+      { version: "2", name: "reordered" },
+      { name: "titled", version: "1", title: "A title", description: "d", websiteUrl: "https://example.com/" },
+    ];
+    for (const identity of identities) {
+      const lanes = await lanesFor(() => registerTools(new McpServer(identity), [text]));
+      const { on, off } = await both(call("/m", "text", { text: "hi" }), lanes);
+      expect(on.text, identity.name).toBe(off.text);
+      expect(on.servers).toBe(0);
+    }
+  });
+
+  it("leaves to the SDK every call to a server that caps its tools' arguments by count", async () => {
+    const text = SHAPE_TOOLS.find((t) => t.name === "text") as ToolEntry;
+    const lanes = await lanesFor((mount) => registerTools(new McpServer({ name: mount, version: "0" }, { maxToolInputElements: 2 }), [text]));
+    for (const args of [{ text: "hi" }, { text: "hi", a: 1, b: 2, c: 3 }]) {
+      const { on, off } = await both(call("/m", "text", args), lanes);
+      expect(on.text).toBe(off.text);
+      expect(on.runs).toEqual(off.runs);
+      expect(on.servers).toBe(1);
+    }
+  });
+
+  it("hands a result it cannot serialise (a BigInt) to the SDK, which holds it until the request ends, and runs the tool once", async () => {
+    const big = plainTool(
+      "big",
+      { inputSchema: NONE },
+      counted("big", () => ({ content: [], structuredContent: { n: 10n } })),
+    );
+    const lanes = await lanesFor((mount) => registerTools(new McpServer({ name: mount, version: "0" }), [big]));
+    for (const [label, handler] of Object.entries(lanes)) {
+      runs.clear();
+      const connect = vi.spyOn(McpServer.prototype, "connect");
+      const controller = new AbortController();
+      const raw = call("/m", "big", {});
+      const request = new Request("https://bundle.internal/m", { method: "POST", headers: raw.headers, body: JSON.stringify(raw.body), signal: controller.signal });
+      const pending = (handler.fetch as NonNullable<Handler["fetch"]>)(request as never, ENV, ctx);
+      setTimeout(() => controller.abort(), 50);
+      const response = await pending;
+      expect(response.status, label).toBe(499);
+      expect(Object.fromEntries(runs), label).toEqual({ big: 1 });
+      expect(connect.mock.calls.length, label).toBe(1);
+      connect.mockRestore();
+    }
+  });
+
+  it("serves the first of two tools of one name, as the SDK does, and leaves a tool the factory disabled to it", async () => {
+    const first = {
+      name: "d",
+      register: (server: McpServer) =>
+        server.registerTool(
+          "d",
+          { inputSchema: NONE },
+          counted("sdk one", () => ({ content: [{ type: "text", text: "sdk one" }] })),
+        ),
+    };
+    const second = plainTool(
+      "d",
+      { inputSchema: NONE },
+      counted("plain one", () => ({ content: [{ type: "text", text: "plain one" }] })),
+    );
+    const twice = await lanesFor((mount) => registerTools(new McpServer({ name: mount, version: "0" }), [first, second]));
+    const dup = await both(call("/m", "d", {}), twice);
+    expect(dup.on.text).toBe(dup.off.text);
+    expect(dup.on.runs).toEqual({ "sdk one": 1 });
+
+    const text = SHAPE_TOOLS.find((t) => t.name === "text") as ToolEntry;
+    const disabled = await lanesFor((mount) => {
+      const server = registerTools(new McpServer({ name: mount, version: "0" }), [text]);
+      (server as unknown as { _registeredTools: Record<string, { disable(): void }> })._registeredTools.text?.disable();
+      return server;
+    });
+    const off = await both(call("/m", "text", { text: "hi" }), disabled);
+    expect(off.on.text).toBe(off.off.text);
+    expect(off.on.text).toContain("disabled");
+    expect(off.on.runs).toEqual({});
   });
 });
 
