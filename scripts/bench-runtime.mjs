@@ -1,6 +1,6 @@
 // What `npm run bench` measures with: Workers on workerd through Miniflare, built as they are deployed and
 // without `wrangler dev`'s proxy and inspector (scripts/stack.mjs builds and starts them: buildWorker,
-// startRuntime), the two reference proxies, and the timed call and closed loop.
+// startRuntime), the reference proxies, and the timed call and closed loop.
 //
 // Why not `wrangler dev` for the latency comparison: its inspector proxy reports every subrequest of the
 // primary Worker (four Network events each) to wrangler's Node process, one loopback request per event, and

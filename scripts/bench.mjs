@@ -4,7 +4,7 @@
 //      and a minimal 2026-07-28 reframer), in both revisions: the
 //      gateway within 1.05 of the forwarder's p50 in each, and its 2026-07-28 p50 within 1.05 of its 2025-11-25
 //      one; on workerd without `wrangler dev`'s inspector proxy (scripts/bench-runtime.mjs says why). Then the
-//      gateway one call at a time for stalls (none over 50 ms), and, through workerd's inspector, the bytes
+//      gateway one call at a time for stalls (none over 50 ms; the bundle called directly beside it), and, through workerd's inspector, the bytes
 //      allocated per call in the gateway's and the bundle's isolates and their heaps after a forced collection,
 //      warm and after a long run: growth beyond 4 MiB is retention and makes the bench exit non-zero
 //   2. a confirmed write approved at once vs the same write on a waived mount: overhead per call
@@ -176,17 +176,24 @@ async function latencies(viaGateway, echoAlone) {
       `   2026-07-28/2025-11-25 through the gateway: p50 ratio ${verdict(ratio(modern("gateway"), old("gateway"), "p50"), 1.05)}, p99 ratio ${ratio(modern("gateway"), old("gateway"), "p99")}; directly against the bundle: p50 ratio ${ratio(modern("direct"), old("direct"), "p50")}`,
     );
     await stalls(paths[0]);
+    await stalls(paths.find((p) => p.name === "direct"), true);
   } finally {
     for (const r of runtimes) await r.stop();
   }
 }
 
-/** Calls through the gateway one at a time, the revisions alternating: any that waits on a pause (a collection, a compile) stands out. */
-async function stalls(gatewayPath) {
-  const fns = REVISIONS.map((rev) => gatewayPath.call(rev));
+/**
+ * Calls along `path` one at a time, the revisions alternating: any that waits on a pause (a collection, a compile)
+ * stands out. The gateway's path has the target; the bundle called directly is the reference, the same count on the
+ * same machine, for what pauses the gateway had no part in.
+ */
+async function stalls(path, reference = false) {
+  const fns = REVISIONS.map((rev) => path.call(rev));
   const { latencies } = await closedLoop(STALL_CALLS, 1, (i) => fns[i % fns.length](i));
   const over = latencies.filter((ms) => ms > STALL_MS).length;
-  console.log(`   stalls, gateway path one call at a time, ${latencies.length} calls: max ${Math.max(...latencies).toFixed(2)} ms, ${over} over ${STALL_MS} ms (target none): ${pass(over === 0)}`);
+  const measured = `${latencies.length} calls: max ${Math.max(...latencies).toFixed(2)} ms, ${over} over ${STALL_MS} ms`;
+  if (reference) console.log(`   stalls, ${path.label} one call at a time (the reference), ${measured}`);
+  else console.log(`   stalls, gateway path one call at a time, ${measured} (target none): ${pass(over === 0)}`);
 }
 
 /**
