@@ -176,7 +176,10 @@ async function latencies(viaGateway, echoAlone) {
       `   2026-07-28/2025-11-25 through the gateway: p50 ratio ${verdict(ratio(modern("gateway"), old("gateway"), "p50"), 1.05)}, p99 ratio ${ratio(modern("gateway"), old("gateway"), "p99")}; directly against the bundle: p50 ratio ${ratio(modern("direct"), old("direct"), "p50")}`,
     );
     await stalls(paths[0]);
-    await stalls(paths.find((p) => p.name === "direct"), true);
+    await stalls(
+      paths.find((p) => p.name === "direct"),
+      true,
+    );
   } finally {
     for (const r of runtimes) await r.stop();
   }
