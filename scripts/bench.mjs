@@ -19,6 +19,7 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
 import { buildWorker, closedLoop, REVISIONS, referenceTo, startRuntime, timedCall } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
@@ -188,15 +189,36 @@ async function latencies(viaGateway, echoAlone) {
 /**
  * Calls along `path` one at a time, the revisions alternating: any that waits on a pause (a collection, a compile)
  * stands out. The gateway's path has the target; the bundle called directly is the reference, the same count on the
- * same machine, for what pauses the gateway had no part in.
+ * same machine, for what pauses the gateway had no part in. A stalled call is also matched against the collections
+ * of this Node process (the client, and Miniflare, which drains workerd's output), seen through perf_hooks: a
+ * pause there holds the answer's reading, whatever workerd did.
  */
 async function stalls(path, reference = false) {
   const fns = REVISIONS.map((rev) => path.call(rev));
-  const { latencies } = await closedLoop(STALL_CALLS, 1, (i) => fns[i % fns.length](i));
-  const over = latencies.filter((ms) => ms > STALL_MS).length;
-  const measured = `${latencies.length} calls: max ${Math.max(...latencies).toFixed(2)} ms, ${over} over ${STALL_MS} ms`;
+  const collections = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) collections.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  const stalled = [];
+  const timed = async (i) => {
+    const start = performance.now();
+    const ms = await fns[i % fns.length](i);
+    if (ms > STALL_MS) stalled.push({ start, end: performance.now() });
+    return ms;
+  };
+  let latencies;
+  try {
+    ({ latencies } = await closedLoop(STALL_CALLS, 1, timed));
+    // The observer is told of a collection after it ended: let the last ones arrive.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    observer.disconnect();
+  }
+  const overlapping = stalled.filter((call) => collections.some((gc) => gc.start < call.end && gc.end > call.start)).length;
+  const measured = `${latencies.length} calls: max ${Math.max(...latencies).toFixed(2)} ms, ${stalled.length} over ${STALL_MS} ms (${overlapping} of them during a collection in the bench's own Node process)`;
   if (reference) console.log(`   stalls, ${path.label} one call at a time (the reference), ${measured}`);
-  else console.log(`   stalls, gateway path one call at a time, ${measured} (target none): ${pass(over === 0)}`);
+  else console.log(`   stalls, gateway path one call at a time, ${measured} (target none): ${pass(stalled.length === 0)}`);
 }
 
 /**

@@ -34,8 +34,12 @@ it("runs part 1 end to end and prints calls/s, p50/p99 of each path on both revi
     expect(stdout).toMatch(new RegExp(`${revision}  gateway plus bundle against the same call before issue 19 \\([\\d.]+ KiB\\): \\d+\\.\\d\\d \\(target <= 0\\.33\\): (PASS|MISS)`));
   }
   expect(stdout).toMatch(/2026-07-28\/2025-11-25 through the gateway: p50 ratio \d+\.\d\d \(target <= 1\.05\): (PASS|MISS)/);
-  expect(stdout).toMatch(/stalls, gateway path one call at a time, 100 calls: max [\d.]+ ms, \d+ over 50 ms \(target none\): (PASS|MISS)/);
-  expect(stdout).toMatch(/stalls, echo bundle directly one call at a time \(the reference\), 100 calls: max [\d.]+ ms, \d+ over 50 ms/);
+  expect(stdout).toMatch(
+    /stalls, gateway path one call at a time, 100 calls: max [\d.]+ ms, \d+ over 50 ms \(\d+ of them during a collection in the bench's own Node process\) \(target none\): (PASS|MISS)/,
+  );
+  expect(stdout).toMatch(
+    /stalls, echo bundle directly one call at a time \(the reference\), 100 calls: max [\d.]+ ms, \d+ over 50 ms \(\d+ of them during a collection in the bench's own Node process\)/,
+  );
   // The heap after a forced collection, for both isolates: a growth past the limit would have failed the run above.
   expect(stdout.match(/^ {3}strad-(gateway|bundle-echo) +[\d.]+ MiB -> [\d.]+ MiB \([+-][\d.]+ MiB, limit \+4\.00 MiB\): PASS$/gm)).toHaveLength(2);
 }, 180_000);
