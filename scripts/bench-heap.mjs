@@ -75,3 +75,41 @@ export async function heapAfterCollection(isolates, poke) {
 
 /** Whether the heap left after collections grew by more than HEAP_GROWTH_LIMIT from `before` to `after`. */
 export const retained = (before, after) => after - before > HEAP_GROWTH_LIMIT;
+
+/**
+ * The collections each of `isolates` paused for while `run()` ran, read from V8's CPU profiler: the samples taken
+ * while the isolate's thread was collecting are attributed to "(garbage collector)", and a run of them in a row
+ * is one pause, as long as from its first such sample to the next other one. `intervalUs` is the profiler's
+ * sampling interval, and so the resolution. Resolves to each isolate's pauses in ms, longest first.
+ */
+export async function collectionPauses(isolates, run, intervalUs = 500) {
+  for (const isolate of isolates) {
+    await isolate.send("Profiler.enable");
+    await isolate.send("Profiler.setSamplingInterval", { interval: intervalUs });
+  }
+  await Promise.all(isolates.map((isolate) => isolate.send("Profiler.start")));
+  const stop = () => Promise.all(isolates.map((isolate) => isolate.send("Profiler.stop")));
+  try {
+    await run();
+  } catch (error) {
+    await stop().catch(() => {});
+    throw error;
+  }
+  const profiles = await stop();
+  return profiles.map(({ profile }) => {
+    const collecting = new Set(profile.nodes.filter((node) => node.callFrame.functionName === "(garbage collector)").map((node) => node.id));
+    const pauses = [];
+    let at = profile.startTime;
+    let since;
+    for (let i = 0; i < profile.samples.length; i++) {
+      at += profile.timeDeltas[i];
+      if (collecting.has(profile.samples[i])) since ??= at;
+      else if (since !== undefined) {
+        pauses.push((at - since) / 1000);
+        since = undefined;
+      }
+    }
+    if (since !== undefined) pauses.push((profile.endTime - since) / 1000);
+    return pauses.sort((a, b) => b - a);
+  });
+}
