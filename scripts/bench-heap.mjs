@@ -79,8 +79,9 @@ export const retained = (before, after) => after - before > HEAP_GROWTH_LIMIT;
 /**
  * The collections each of `isolates` paused for while `run()` ran, read from V8's CPU profiler: the samples taken
  * while the isolate's thread was collecting are attributed to "(garbage collector)", and a run of them in a row
- * is one pause, as long as from its first such sample to the next other one. `intervalUs` is the profiler's
- * sampling interval, and so the resolution. Resolves to each isolate's pauses in ms, longest first.
+ * is one pause, as long as from its first such sample to the next other one. `intervalUs` is the sampling interval
+ * asked for; the isolate may sample less often, so the resolution is measured: resolves to each isolate's pauses
+ * in ms, longest first, and the mean time between its samples in ms.
  */
 export async function collectionPauses(isolates, run, intervalUs = 500) {
   for (const isolate of isolates) {
@@ -110,6 +111,6 @@ export async function collectionPauses(isolates, run, intervalUs = 500) {
       }
     }
     if (since !== undefined) pauses.push((profile.endTime - since) / 1000);
-    return pauses.sort((a, b) => b - a);
+    return { pauses: pauses.sort((a, b) => b - a), resolutionMs: (profile.endTime - profile.startTime) / 1000 / Math.max(1, profile.samples.length) };
   });
 }
