@@ -79,9 +79,11 @@ export const retained = (before, after) => after - before > HEAP_GROWTH_LIMIT;
 /**
  * The collections each of `isolates` paused for while `run()` ran, read from V8's CPU profiler: the samples taken
  * while the isolate's thread was collecting are attributed to "(garbage collector)", and a run of them in a row
- * is one pause, as long as from its first such sample to the next other one. `intervalUs` is the sampling interval
- * asked for; the isolate may sample less often, so the resolution is measured: resolves to each isolate's pauses
- * in ms, longest first, and the mean time between its samples in ms.
+ * is one pause. `intervalUs` is the sampling interval asked for, but on a busy machine samples come further apart
+ * (on two cores, gaps of 20 ms and more are common), so each pause is given as bounds: at most from the last other
+ * sample before the run to the first other sample after it, at least from the run's first sample to its last.
+ * Resolves to each isolate's pauses, `{ atMost, atLeast }` in ms, the longest `atMost` first, and the mean time
+ * between its samples in ms.
  */
 export async function collectionPauses(isolates, run, intervalUs = 500) {
   for (const isolate of isolates) {
@@ -101,16 +103,20 @@ export async function collectionPauses(isolates, run, intervalUs = 500) {
     const collecting = new Set(profile.nodes.filter((node) => node.callFrame.functionName === "(garbage collector)").map((node) => node.id));
     const pauses = [];
     let at = profile.startTime;
-    let since;
+    let lastOther = at;
+    let run;
     for (let i = 0; i < profile.samples.length; i++) {
       at += profile.timeDeltas[i];
-      if (collecting.has(profile.samples[i])) since ??= at;
-      else if (since !== undefined) {
-        pauses.push((at - since) / 1000);
-        since = undefined;
+      if (collecting.has(profile.samples[i])) {
+        run ??= { before: lastOther, first: at };
+        run.last = at;
+      } else {
+        if (run !== undefined) pauses.push({ atMost: (at - run.before) / 1000, atLeast: (run.last - run.first) / 1000 });
+        run = undefined;
+        lastOther = at;
       }
     }
-    if (since !== undefined) pauses.push((profile.endTime - since) / 1000);
-    return { pauses: pauses.sort((a, b) => b - a), resolutionMs: (profile.endTime - profile.startTime) / 1000 / Math.max(1, profile.samples.length) };
+    if (run !== undefined) pauses.push({ atMost: (profile.endTime - run.before) / 1000, atLeast: (run.last - run.first) / 1000 });
+    return { pauses: pauses.sort((a, b) => b.atMost - a.atMost), resolutionMs: (profile.endTime - profile.startTime) / 1000 / Math.max(1, profile.samples.length) };
   });
 }

@@ -42,7 +42,7 @@ it("runs part 1 end to end and prints calls/s, p50/p99 of each path on both revi
   );
   // The isolates' own collection pauses while calls go one at a time, read from V8's CPU profiler.
   expect(stdout).toMatch(
-    /collections at concurrency 1 over 100 calls through the gateway \(V8's CPU profiler, on average a sample every [\d.]+ ms\): strad-gateway \d+ pauses, \d+ over 50 ms, longest [\d. ]+ ms; strad-bundle-echo \d+ pauses, \d+ over 50 ms, longest [\d. ]+ ms; \d+ calls over 50 ms in this run \(target: no collection pause over 50 ms\): (PASS|MISS)/,
+    /collections at concurrency 1 over 100 calls through the gateway \(V8's CPU profiler, on average a sample every [\d.]+ ms; each pause bounded by the samples either side of it\): strad-gateway \d+ pauses, \d+ possibly over 50 ms, the longest at most (none|[\d. ]+ ms \(at least [\d. ]+ ms\)); strad-bundle-echo \d+ pauses, \d+ possibly over 50 ms, the longest at most (none|[\d. ]+ ms \(at least [\d. ]+ ms\)); \d+ calls over 50 ms in this run \(target: no collection pause over 50 ms\): (PASS|MISS)/,
   );
   // The heap after a forced collection, for both isolates: a growth past the limit would have failed the run above.
   expect(stdout.match(/^ {3}strad-(gateway|bundle-echo) +[\d.]+ MiB -> [\d.]+ MiB \([+-][\d.]+ MiB, limit \+4\.00 MiB\): PASS$/gm)).toHaveLength(2);
