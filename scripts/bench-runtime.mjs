@@ -9,6 +9,7 @@
 // it alone was charged about 2.5 ms of CPU per call by the harness. The Workers here are the same: built by
 // `wrangler deploy --dry-run` from the same configs, with the bindings, Durable Objects and .dev.vars that
 // `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./stack.mjs";
 
@@ -102,4 +103,39 @@ export async function closedLoop(n, concurrency, fn) {
     }),
   );
   return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The workerd processes this process started (Miniflare spawns each runtime's as a child), by PID. */
+export function workerdChildren() {
+  const children = new Set();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // The command name is in parentheses and may hold spaces; the parent's PID is the second field after it.
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && name === "workerd") children.add(Number(entry));
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return children;
+}
+
+/**
+ * The CPU time process `pid` has used, in ns, summed over its threads from the scheduler's own accounting
+ * (/proc/PID/task/TID/schedstat, nanoseconds; /proc/PID/stat counts 10 ms ticks). workerd's threads live as long
+ * as it does, so the difference of two readings is what the process used between them.
+ */
+export function cpuNs(pid) {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // The thread ended while the list was read.
+    }
+  }
+  return total;
 }

@@ -1,5 +1,6 @@
 // `npm run bench`: side-by-side measurements in one run, printed as ratios.
-//   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3),
+//   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3), with
+//      the CPU per call of the workerd process serving each path (one process per path, read from /proc),
 //      beside three references (a bare forwarder, the forwarder writing the gateway's one log line per request,
 //      and a minimal 2026-07-28 reframer), in both revisions: the
 //      gateway within 1.05 of the forwarder's p50 in each, and its 2026-07-28 p50 within 1.05 of its 2025-11-25
@@ -22,7 +23,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { allocatedPerCall, collectionPauses, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
-import { buildWorker, closedLoop, REVISIONS, referenceTo, startRuntime, timedCall } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, cpuNs, REVISIONS, referenceTo, startRuntime, timedCall, workerdChildren } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -62,18 +63,26 @@ function instantApprover() {
   });
 }
 
-async function run(label, n, fn, concurrency = CONCURRENCY) {
+/**
+ * `n` calls of `fn`, `concurrency` at a time. With `pid`, the workerd process that serves them, the CPU time it
+ * used meanwhile is theirs too: part 1 runs one path at a time, each path in a workerd process of its own.
+ */
+async function run(label, n, fn, concurrency = CONCURRENCY, pid = undefined) {
+  const cpuBefore = pid === undefined ? undefined : cpuNs(pid);
   const { latencies, seconds } = await closedLoop(n, concurrency, fn);
-  return summarise(label, latencies, seconds);
+  return summarise(label, latencies, seconds, cpuBefore === undefined ? undefined : cpuNs(pid) - cpuBefore);
 }
 
-function summarise(label, latencies, seconds) {
+function summarise(label, latencies, seconds, cpu) {
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
-  const stats = { label, latencies, seconds, n: latencies.length, callsPerSec: latencies.length / seconds, p50: pct(50), p99: pct(99) };
+  const stats = { label, latencies, seconds, cpu, n: latencies.length, callsPerSec: latencies.length / seconds, p50: pct(50), p99: pct(99) };
+  // CPU per call, in ms, of the workerd process serving the path: its isolates, their hops and its HTTP handling.
+  if (cpu !== undefined) stats.cpuPerCall = cpu / 1e6 / stats.n;
   if (label !== null) {
+    const cpuColumn = stats.cpuPerCall === undefined ? "" : `  CPU ${stats.cpuPerCall.toFixed(3)} ms/call`;
     console.log(
-      `${label.padEnd(34)} ${String(stats.n).padStart(5)} calls  ${stats.callsPerSec.toFixed(0).padStart(6)} calls/s  p50 ${stats.p50.toFixed(2).padStart(7)} ms  p99 ${stats.p99.toFixed(2).padStart(7)} ms`,
+      `${label.padEnd(34)} ${String(stats.n).padStart(5)} calls  ${stats.callsPerSec.toFixed(0).padStart(6)} calls/s  p50 ${stats.p50.toFixed(2).padStart(7)} ms  p99 ${stats.p99.toFixed(2).padStart(7)} ms${cpuColumn}`,
     );
   }
   return stats;
@@ -84,6 +93,7 @@ function merge(label, runs) {
     label,
     runs.flatMap((r) => r.latencies),
     runs.reduce((t, r) => t + r.seconds, 0),
+    runs.every((r) => r.cpu !== undefined) ? runs.reduce((t, r) => t + r.cpu, 0) : undefined,
   );
 }
 
@@ -122,9 +132,12 @@ const signedMib = (bytes) => `${bytes < 0 ? "-" : "+"}${mib(Math.abs(bytes))}`;
 async function latencies(viaGateway, echoAlone) {
   const runtimes = [];
   const start = async (workers) => {
+    const before = workerdChildren();
     const runtime = await startRuntime(workers);
     runtimes.push(runtime);
-    return runtime;
+    const started = [...workerdChildren()].filter((pid) => !before.has(pid));
+    if (started.length !== 1) throw new Error(`expected one new workerd process for ${workers.map((w) => w.name).join(", ")}, found ${started.length}`);
+    return { ...runtime, pid: started[0] };
   };
   try {
     const viaGatewayRt = await start(viaGateway);
@@ -136,13 +149,13 @@ async function latencies(viaGateway, echoAlone) {
     // The forwarder hands a 2026-07-28 call to the bundle as it came. The reframer turns a 2025-11-25 call into
     // the bundle's 2026-07-28 one and strips the answer to 2025-11-25, so it has nothing to do for a 2026-07-28 caller.
     const paths = [
-      { name: "gateway", label: "gateway -> echo bundle", call: (rev) => echoCall(gatewayEchoUrl(viaGatewayRt), auth, rev), revisions: REVISIONS },
-      { name: "forwarder", label: "forwarder -> echo bundle", call: (rev) => echoCall(`${forwarderRt.url}/echo`, {}, rev), revisions: REVISIONS },
-      { name: "logger", label: "forwarder + log line -> echo bundle", call: (rev) => echoCall(`${loggerRt.url}/echo`, {}, rev), revisions: REVISIONS },
-      { name: "reframer", label: "2026-07-28 reframer -> echo bundle", call: (rev) => echoCall(`${reframerRt.url}/echo`, {}, rev), revisions: ["2025-11-25"] },
-      { name: "direct", label: "echo bundle directly", call: (rev) => echoCall(`${directRt.url}/echo`, {}, rev), revisions: REVISIONS },
+      { name: "gateway", label: "gateway -> echo bundle", call: (rev) => echoCall(gatewayEchoUrl(viaGatewayRt), auth, rev), revisions: REVISIONS, pid: viaGatewayRt.pid },
+      { name: "forwarder", label: "forwarder -> echo bundle", call: (rev) => echoCall(`${forwarderRt.url}/echo`, {}, rev), revisions: REVISIONS, pid: forwarderRt.pid },
+      { name: "logger", label: "forwarder + log line -> echo bundle", call: (rev) => echoCall(`${loggerRt.url}/echo`, {}, rev), revisions: REVISIONS, pid: loggerRt.pid },
+      { name: "reframer", label: "2026-07-28 reframer -> echo bundle", call: (rev) => echoCall(`${reframerRt.url}/echo`, {}, rev), revisions: ["2025-11-25"], pid: reframerRt.pid },
+      { name: "direct", label: "echo bundle directly", call: (rev) => echoCall(`${directRt.url}/echo`, {}, rev), revisions: REVISIONS, pid: directRt.pid },
     ];
-    const series = paths.flatMap((p) => p.revisions.map((revision) => ({ key: `${p.name} ${revision}`, revision, label: `${revision}  ${p.label.padEnd(34)}`, fn: p.call(revision) })));
+    const series = paths.flatMap((p) => p.revisions.map((revision) => ({ key: `${p.name} ${revision}`, revision, label: `${revision}  ${p.label.padEnd(34)}`, fn: p.call(revision), pid: p.pid })));
     // Each path must answer each revision before any is timed; then warm every one so that start-up cost is not measured.
     for (const s of series) await s.fn(0).catch((error) => Promise.reject(new Error(`${s.label.trim()}: ${error.message}`)));
     for (const s of series) await run(null, 200, s.fn);
@@ -153,7 +166,7 @@ async function latencies(viaGateway, echoAlone) {
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < series.length; k++) {
         const s = series[(r + k) % series.length];
-        runs[s.key].push(await run(null, Math.ceil(N / rounds), s.fn));
+        runs[s.key].push(await run(null, Math.ceil(N / rounds), s.fn, CONCURRENCY, s.pid));
       }
     }
     const stats = {};
@@ -163,10 +176,12 @@ async function latencies(viaGateway, echoAlone) {
       console.log(
         `   ${rev} gateway/direct: p50 ratio ${ratio(gw, direct, "p50")} (target <= 1.3), p99 ratio ${ratio(gw, direct, "p99")}, throughput ratio ${ratio(gw, direct, "callsPerSec")}: ${pass(Number(ratio(gw, direct, "p50")) <= 1.3)}`,
       );
-      console.log(`   ${rev} gateway/forwarder (the service-binding hop alone): p50 ratio ${verdict(ratio(gw, fwd, "p50"), 1.05)}, p99 ratio ${ratio(gw, fwd, "p99")}`);
+      console.log(
+        `   ${rev} gateway/forwarder (the service-binding hop alone): p50 ratio ${verdict(ratio(gw, fwd, "p50"), 1.05)}, p99 ratio ${ratio(gw, fwd, "p99")}, CPU per call ratio ${ratio(gw, fwd, "cpuPerCall")} (the gateway's own: ${(gw.cpuPerCall - fwd.cpuPerCall).toFixed(3)} ms)`,
+      );
       const logged = stats[`logger ${rev}`];
       console.log(
-        `   ${rev} gateway/(forwarder + the gateway's one log line per request): p50 ratio ${ratio(gw, logged, "p50")}, p99 ratio ${ratio(gw, logged, "p99")}; the log line alone, (forwarder + log line)/forwarder: p50 ratio ${ratio(logged, fwd, "p50")}`,
+        `   ${rev} gateway/(forwarder + the gateway's one log line per request): p50 ratio ${ratio(gw, logged, "p50")}, p99 ratio ${ratio(gw, logged, "p99")}; the log line alone, (forwarder + log line)/forwarder: p50 ratio ${ratio(logged, fwd, "p50")}, CPU per call ratio ${ratio(logged, fwd, "cpuPerCall")}`,
       );
     }
     const old = (p) => stats[`${p} 2025-11-25`];
@@ -175,7 +190,7 @@ async function latencies(viaGateway, echoAlone) {
       `   2025-11-25 references, p50 ratio to direct: forwarder (the service-binding hop alone) ${ratio(old("forwarder"), old("direct"), "p50")}, reframer (the least a 2026-07-28 proxy does) ${ratio(old("reframer"), old("direct"), "p50")}; gateway/reframer ${ratio(old("gateway"), old("reframer"), "p50")}`,
     );
     console.log(
-      `   2026-07-28/2025-11-25 through the gateway: p50 ratio ${verdict(ratio(modern("gateway"), old("gateway"), "p50"), 1.05)}, p99 ratio ${ratio(modern("gateway"), old("gateway"), "p99")}; directly against the bundle: p50 ratio ${ratio(modern("direct"), old("direct"), "p50")}`,
+      `   2026-07-28/2025-11-25 through the gateway: p50 ratio ${verdict(ratio(modern("gateway"), old("gateway"), "p50"), 1.05)}, p99 ratio ${ratio(modern("gateway"), old("gateway"), "p99")}, CPU per call ratio ${ratio(modern("gateway"), old("gateway"), "cpuPerCall")}; directly against the bundle: p50 ratio ${ratio(modern("direct"), old("direct"), "p50")}`,
     );
     await stalls(paths[0]);
     await stalls(

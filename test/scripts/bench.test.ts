@@ -20,20 +20,31 @@ it("runs part 1 end to end and prints calls/s, p50/p99 of each path on both revi
   });
   expect(status, stdout).toBe(0);
   for (const path of ["gateway -> echo bundle", "forwarder -> echo bundle", "forwarder + log line -> echo bundle", "2026-07-28 reframer -> echo bundle", "echo bundle directly"]) {
-    expect(stdout).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+40 calls\\s+\\d+ calls/s\\s+p50\\s+[\\d.]+ ms\\s+p99\\s+[\\d.]+ ms`));
+    expect(stdout).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+40 calls\\s+\\d+ calls/s\\s+p50\\s+[\\d.]+ ms\\s+p99\\s+[\\d.]+ ms\\s+CPU [\\d.]+ ms/call`));
+  }
+  // CPU per call of the workerd process serving each path: nine series, each used some, none an absurd amount.
+  const cpu = [...stdout.matchAll(/CPU ([\d.]+) ms\/call/g)].map((m) => Number(m[1]));
+  expect(cpu).toHaveLength(9);
+  for (const ms of cpu) {
+    expect(ms).toBeGreaterThan(0.01);
+    expect(ms).toBeLessThan(100);
   }
   expect(stdout).toMatch(/gateway\/direct: p50 ratio \d+\.\d\d \(target <= 1\.3\), p99 ratio \d+\.\d\d, throughput ratio \d+\.\d\d/);
   for (const revision of ["2025-11-25", "2026-07-28"]) {
-    expect(stdout).toMatch(new RegExp(`${revision} gateway/forwarder \\(the service-binding hop alone\\): p50 ratio \\d+\\.\\d\\d \\(target <= 1\\.05\\): (PASS|MISS)`));
     expect(stdout).toMatch(
       new RegExp(
-        `${revision} gateway/\\(forwarder \\+ the gateway's one log line per request\\): p50 ratio \\d+\\.\\d\\d, p99 ratio \\d+\\.\\d\\d; the log line alone, \\(forwarder \\+ log line\\)/forwarder: p50 ratio \\d+\\.\\d\\d`,
+        `${revision} gateway/forwarder \\(the service-binding hop alone\\): p50 ratio \\d+\\.\\d\\d \\(target <= 1\\.05\\): (PASS|MISS), p99 ratio \\d+\\.\\d\\d, CPU per call ratio \\d+\\.\\d\\d \\(the gateway's own: -?[\\d.]+ ms\\)`,
+      ),
+    );
+    expect(stdout).toMatch(
+      new RegExp(
+        `${revision} gateway/\\(forwarder \\+ the gateway's one log line per request\\): p50 ratio \\d+\\.\\d\\d, p99 ratio \\d+\\.\\d\\d; the log line alone, \\(forwarder \\+ log line\\)/forwarder: p50 ratio \\d+\\.\\d\\d, CPU per call ratio \\d+\\.\\d\\d`,
       ),
     );
     expect(stdout).toMatch(new RegExp(`${revision}  through the gateway: gateway isolate [\\d.]+ KiB, echo isolate [\\d.]+ KiB, gateway plus bundle [\\d.]+ KiB; directly: echo isolate [\\d.]+ KiB`));
     expect(stdout).toMatch(new RegExp(`${revision}  gateway plus bundle against the same call before issue 19 \\([\\d.]+ KiB\\): \\d+\\.\\d\\d \\(target <= 0\\.33\\): (PASS|MISS)`));
   }
-  expect(stdout).toMatch(/2026-07-28\/2025-11-25 through the gateway: p50 ratio \d+\.\d\d \(target <= 1\.05\): (PASS|MISS)/);
+  expect(stdout).toMatch(/2026-07-28\/2025-11-25 through the gateway: p50 ratio \d+\.\d\d \(target <= 1\.05\): (PASS|MISS), p99 ratio \d+\.\d\d, CPU per call ratio \d+\.\d\d;/);
   expect(stdout).toMatch(
     /stalls, gateway path one call at a time, 100 calls: max [\d.]+ ms, \d+ over 50 ms \(\d+ of them during a collection in the bench's own Node process\) \(the target, no stall by a collection, is judged on the collections line\)/,
   );
