@@ -3,11 +3,12 @@
 //   node scripts/bench-ab.mjs build A   # build the gateway and the echo bundle as the tree is now, keep them as A
 //   (change the gateway or the bundle kit)
 //   node scripts/bench-ab.mjs build B
-//   node scripts/bench-ab.mjs run       # B/A p50 and throughput at concurrency 16 and 1
-// Two builds of the same tree differ by about ±4% on a two-core machine; read smaller effects as noise.
+//   node scripts/bench-ab.mjs run       # B/A p50, throughput and CPU per call at concurrency 16 and 1
+// Two builds of the same tree differ by about ±4% in p50 on a two-core machine; read smaller effects as noise.
+// CPU per call (each build's workerd process, read from /proc on Linux) is the steadier of the three.
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { buildWorker, closedLoop, startRuntime, timedCall } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, cpuNs, startRuntime, timedCall, workerdChildren } from "./bench-runtime.mjs";
 import { ROOT } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -39,33 +40,43 @@ const gateway = buildWorker(CONFIGS.gateway);
 const echo = buildWorker(CONFIGS.echo);
 const others = found.bundles.filter((b) => b !== echoBundle).map((b) => buildWorker(b.config));
 const as = (label, part, options) => ({ ...options, modulesRoot: join(kept(label), part), scriptPath: join(kept(label), part, basename(options.scriptPath)) });
-const runtimes = {
-  A: await startRuntime([as("A", "gateway", gateway), as("A", "echo", echo), ...others]),
-  B: await startRuntime([as("B", "gateway", gateway), as("B", "echo", echo), ...others]),
-};
+/** A runtime for build `label`, with the PID of its workerd process where /proc tells it. */
+async function start(label) {
+  const before = workerdChildren();
+  const runtime = await startRuntime([as(label, "gateway", gateway), as(label, "echo", echo), ...others]);
+  const started = before === undefined ? [] : [...(workerdChildren() ?? [])].filter((pid) => !before.has(pid));
+  return { ...runtime, pid: started.length === 1 ? started[0] : undefined };
+}
+const runtimes = { A: await start("A"), B: await start("B") };
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 // BENCH_REVISION=2026-07-28 measures modern calls (2025-11-25 by default).
 const REVISION = process.env.BENCH_REVISION ?? "2025-11-25";
-const round = (url, n, concurrency) => closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }, REVISION));
+async function round({ url, pid }, n, concurrency) {
+  const cpuBefore = pid === undefined ? undefined : cpuNs(pid);
+  const result = await closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }, REVISION));
+  return { ...result, cpu: cpuBefore === undefined ? undefined : cpuNs(pid) - cpuBefore };
+}
 
 function summary(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  return { p50: latencies[Math.floor(latencies.length / 2)], perSec: latencies.length / rounds.reduce((t, r) => t + r.seconds, 0) };
+  const cpu = rounds.every((r) => r.cpu !== undefined) ? rounds.reduce((t, r) => t + r.cpu, 0) / 1e6 / latencies.length : undefined;
+  return { p50: latencies[Math.floor(latencies.length / 2)], perSec: latencies.length / rounds.reduce((t, r) => t + r.seconds, 0), cpu };
 }
+const cpuText = (s) => (s.cpu === undefined ? "" : `, CPU ${s.cpu.toFixed(3)} ms/call`);
 
 try {
   for (const concurrency of [16, 1]) {
     const rounds = { A: [], B: [] };
-    for (const label of ["A", "B"]) await round(runtimes[label].url, 200, concurrency);
+    for (const label of ["A", "B"]) await round(runtimes[label], 200, concurrency);
     for (let r = 0; r < 12; r++) {
       // Alternate which build goes first, so neither always follows the other.
-      for (const label of r % 2 === 0 ? ["A", "B"] : ["B", "A"]) rounds[label].push(await round(runtimes[label].url, concurrency === 1 ? 200 : 400, concurrency));
+      for (const label of r % 2 === 0 ? ["A", "B"] : ["B", "A"]) rounds[label].push(await round(runtimes[label], concurrency === 1 ? 200 : 400, concurrency));
     }
     const a = summary(rounds.A);
     const b = summary(rounds.B);
     console.log(
-      `concurrency ${concurrency}: A p50 ${a.p50.toFixed(2)} ms, ${a.perSec.toFixed(0)}/s; B p50 ${b.p50.toFixed(2)} ms, ${b.perSec.toFixed(0)}/s; B/A p50 ${(b.p50 / a.p50).toFixed(3)}, throughput ${(b.perSec / a.perSec).toFixed(3)}`,
+      `concurrency ${concurrency}: A p50 ${a.p50.toFixed(2)} ms, ${a.perSec.toFixed(0)}/s${cpuText(a)}; B p50 ${b.p50.toFixed(2)} ms, ${b.perSec.toFixed(0)}/s${cpuText(b)}; B/A p50 ${(b.p50 / a.p50).toFixed(3)}, throughput ${(b.perSec / a.perSec).toFixed(3)}${a.cpu === undefined || b.cpu === undefined ? "" : `, CPU per call ${(b.cpu / a.cpu).toFixed(3)}`}`,
     );
   }
 } finally {

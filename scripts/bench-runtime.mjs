@@ -9,7 +9,7 @@
 // it alone was charged about 2.5 ms of CPU per call by the harness. The Workers here are the same: built by
 // `wrangler deploy --dry-run` from the same configs, with the bindings, Durable Objects and .dev.vars that
 // `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./stack.mjs";
 
@@ -105,8 +105,12 @@ export async function closedLoop(n, concurrency, fn) {
   return { latencies, seconds: (performance.now() - started) / 1000 };
 }
 
-/** The workerd processes this process started (Miniflare spawns each runtime's as a child), by PID. */
+/**
+ * The workerd processes this process started (Miniflare spawns each runtime's as a child), by PID; undefined
+ * where there is no /proc to read them from (not Linux).
+ */
 export function workerdChildren() {
+  if (!existsSync("/proc/self/task")) return undefined;
   const children = new Set();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

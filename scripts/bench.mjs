@@ -115,7 +115,8 @@ async function gatewayVsDirect() {
 /** An echo tools/call to `url` in `revision`, as `fn(i)` for closedLoop. */
 const echoCall = (url, headers, revision) => (i) => timedCall(url, headers, i, "echo", { text: `bench ${i}` }, revision);
 const gatewayEchoUrl = (runtime) => `${runtime.url}/mcp?servers=echo`;
-const ratio = (a, b, key) => (a[key] / b[key]).toFixed(2);
+// A ratio of two figures; "n/a" where one was not measured (CPU per call, off Linux).
+const ratio = (a, b, key) => (a[key] === undefined || b[key] === undefined ? "n/a" : (a[key] / b[key]).toFixed(2));
 const pass = (met) => (met ? "PASS" : "MISS");
 const verdict = (value, target) => `${value} (target <= ${target}): ${pass(Number(value) <= target)}`;
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -135,7 +136,8 @@ async function latencies(viaGateway, echoAlone) {
     const before = workerdChildren();
     const runtime = await startRuntime(workers);
     runtimes.push(runtime);
-    const started = [...workerdChildren()].filter((pid) => !before.has(pid));
+    if (before === undefined) return runtime;
+    const started = [...(workerdChildren() ?? [])].filter((pid) => !before.has(pid));
     if (started.length !== 1) throw new Error(`expected one new workerd process for ${workers.map((w) => w.name).join(", ")}, found ${started.length}`);
     return { ...runtime, pid: started[0] };
   };
@@ -177,7 +179,7 @@ async function latencies(viaGateway, echoAlone) {
         `   ${rev} gateway/direct: p50 ratio ${ratio(gw, direct, "p50")} (target <= 1.3), p99 ratio ${ratio(gw, direct, "p99")}, throughput ratio ${ratio(gw, direct, "callsPerSec")}: ${pass(Number(ratio(gw, direct, "p50")) <= 1.3)}`,
       );
       console.log(
-        `   ${rev} gateway/forwarder (the service-binding hop alone): p50 ratio ${verdict(ratio(gw, fwd, "p50"), 1.05)}, p99 ratio ${ratio(gw, fwd, "p99")}, CPU per call ratio ${ratio(gw, fwd, "cpuPerCall")} (the gateway's own: ${(gw.cpuPerCall - fwd.cpuPerCall).toFixed(3)} ms)`,
+        `   ${rev} gateway/forwarder (the service-binding hop alone): p50 ratio ${verdict(ratio(gw, fwd, "p50"), 1.05)}, p99 ratio ${ratio(gw, fwd, "p99")}, CPU per call ratio ${ratio(gw, fwd, "cpuPerCall")} (the gateway's own: ${gw.cpuPerCall === undefined ? "n/a" : `${(gw.cpuPerCall - fwd.cpuPerCall).toFixed(3)} ms`})`,
       );
       const logged = stats[`logger ${rev}`];
       console.log(
