@@ -9,7 +9,7 @@
 // concurrency 16 (two builds of the same tree within 1%); at concurrency 1 it moved by 18% between them.
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { buildWorker, closedLoop, cpuNs, startRuntime, timedCall, workerdChildren } from "./bench-runtime.mjs";
+import { buildWorker, measuredLoop, startMeasuredRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
 import { ROOT } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -41,28 +41,18 @@ const gateway = buildWorker(CONFIGS.gateway);
 const echo = buildWorker(CONFIGS.echo);
 const others = found.bundles.filter((b) => b !== echoBundle).map((b) => buildWorker(b.config));
 const as = (label, part, options) => ({ ...options, modulesRoot: join(kept(label), part), scriptPath: join(kept(label), part, basename(options.scriptPath)) });
-/** A runtime for build `label`, with the PID of its workerd process where /proc tells it. */
-async function start(label) {
-  const before = workerdChildren();
-  const runtime = await startRuntime([as(label, "gateway", gateway), as(label, "echo", echo), ...others]);
-  const started = before === undefined ? [] : [...(workerdChildren() ?? [])].filter((pid) => !before.has(pid));
-  return { ...runtime, pid: started.length === 1 ? started[0] : undefined };
-}
+const start = (label) => startMeasuredRuntime([as(label, "gateway", gateway), as(label, "echo", echo), ...others]);
 const runtimes = { A: await start("A"), B: await start("B") };
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 // BENCH_REVISION=2026-07-28 measures modern calls (2025-11-25 by default).
 const REVISION = process.env.BENCH_REVISION ?? "2025-11-25";
-async function round({ url, pid }, n, concurrency) {
-  const cpuBefore = pid === undefined ? undefined : cpuNs(pid);
-  const result = await closedLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }, REVISION));
-  return { ...result, cpu: cpuBefore === undefined ? undefined : cpuNs(pid) - cpuBefore };
-}
+const round = ({ url, pid }, n, concurrency) => measuredLoop(n, concurrency, (i) => timedCall(`${url}/mcp?servers=echo`, auth, i, "echo", { text: `ab ${i}` }, REVISION), pid);
 
 function summary(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const cpu = rounds.every((r) => r.cpu !== undefined) ? rounds.reduce((t, r) => t + r.cpu, 0) / 1e6 / latencies.length : undefined;
-  return { p50: latencies[Math.floor(latencies.length / 2)], perSec: latencies.length / rounds.reduce((t, r) => t + r.seconds, 0), cpu };
+  const cpu = totalCpu(rounds);
+  return { p50: latencies[Math.floor(latencies.length / 2)], perSec: latencies.length / rounds.reduce((t, r) => t + r.seconds, 0), cpu: cpu === undefined ? undefined : cpu / 1e6 / latencies.length };
 }
 const cpuText = (s) => (s.cpu === undefined ? "" : `, CPU ${s.cpu.toFixed(3)} ms/call`);
 

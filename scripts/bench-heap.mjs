@@ -104,19 +104,19 @@ export async function collectionPauses(isolates, run, intervalUs = 500) {
     const pauses = [];
     let at = profile.startTime;
     let lastOther = at;
-    let run;
+    let collection;
     for (let i = 0; i < profile.samples.length; i++) {
       at += profile.timeDeltas[i];
       if (collecting.has(profile.samples[i])) {
-        run ??= { before: lastOther, first: at };
-        run.last = at;
+        collection ??= { before: lastOther, first: at };
+        collection.last = at;
       } else {
-        if (run !== undefined) pauses.push({ atMost: (at - run.before) / 1000, atLeast: (run.last - run.first) / 1000 });
-        run = undefined;
+        if (collection !== undefined) pauses.push({ atMost: (at - collection.before) / 1000, atLeast: (collection.last - collection.first) / 1000 });
+        collection = undefined;
         lastOther = at;
       }
     }
-    if (run !== undefined) pauses.push({ atMost: (profile.endTime - run.before) / 1000, atLeast: (run.last - run.first) / 1000 });
+    if (collection !== undefined) pauses.push({ atMost: (profile.endTime - collection.before) / 1000, atLeast: (collection.last - collection.first) / 1000 });
     return { pauses: pauses.sort((a, b) => b.atMost - a.atMost), resolutionMs: (profile.endTime - profile.startTime) / 1000 / Math.max(1, profile.samples.length) };
   });
 }

@@ -11,7 +11,7 @@
 // `wrangler dev` would give them (wrangler's own unstable_getMiniflareWorkerOptions), on the same workerd.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "./stack.mjs";
+import { ROOT, startRuntime } from "./stack.mjs";
 
 // Building and running Workers on workerd is the local stack's too (the e2e suite runs on it); it lives there.
 export { buildWorker, startRuntime } from "./stack.mjs";
@@ -109,7 +109,7 @@ export async function closedLoop(n, concurrency, fn) {
  * The workerd processes this process started (Miniflare spawns each runtime's as a child), by PID; undefined
  * where there is no /proc to read them from (not Linux).
  */
-export function workerdChildren() {
+function workerdChildren() {
   if (!existsSync("/proc/self/task")) return undefined;
   const children = new Set();
   for (const entry of readdirSync("/proc")) {
@@ -132,7 +132,7 @@ export function workerdChildren() {
  * (/proc/PID/task/TID/schedstat, nanoseconds; /proc/PID/stat counts 10 ms ticks). workerd's threads live as long
  * as it does, so the difference of two readings is what the process used between them.
  */
-export function cpuNs(pid) {
+function cpuNs(pid) {
   let total = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -143,3 +143,29 @@ export function cpuNs(pid) {
   }
   return total;
 }
+
+/**
+ * startRuntime, with `pid`: the runtime's own workerd process, for cpuNs, or undefined off Linux. Runtimes are
+ * started one at a time here, so the one new workerd child is this runtime's.
+ */
+export async function startMeasuredRuntime(workers, options) {
+  const before = workerdChildren();
+  const runtime = await startRuntime(workers, options);
+  if (before === undefined) return runtime;
+  const started = [...(workerdChildren() ?? [])].filter((pid) => !before.has(pid));
+  if (started.length !== 1) {
+    await runtime.stop();
+    throw new Error(`expected one new workerd process for ${workers.map((w) => w.name).join(", ")}, found ${started.length}`);
+  }
+  return { ...runtime, pid: started[0] };
+}
+
+/** closedLoop, and with `pid` the CPU time in ns that process used meanwhile (`cpu`, else undefined). */
+export async function measuredLoop(n, concurrency, fn, pid) {
+  const cpuBefore = pid === undefined ? undefined : cpuNs(pid);
+  const result = await closedLoop(n, concurrency, fn);
+  return { ...result, cpu: cpuBefore === undefined ? undefined : cpuNs(pid) - cpuBefore };
+}
+
+/** The CPU time in ns of `loops` (measuredLoop's results) together, or undefined unless every one was measured. */
+export const totalCpu = (loops) => (loops.every((l) => l.cpu !== undefined) ? loops.reduce((t, l) => t + l.cpu, 0) : undefined);

@@ -23,7 +23,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { allocatedPerCall, collectionPauses, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
-import { buildWorker, closedLoop, cpuNs, REVISIONS, referenceTo, startRuntime, timedCall, workerdChildren } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -68,9 +68,8 @@ function instantApprover() {
  * used meanwhile is theirs too: part 1 runs one path at a time, each path in a workerd process of its own.
  */
 async function run(label, n, fn, concurrency = CONCURRENCY, pid = undefined) {
-  const cpuBefore = pid === undefined ? undefined : cpuNs(pid);
-  const { latencies, seconds } = await closedLoop(n, concurrency, fn);
-  return summarise(label, latencies, seconds, cpuBefore === undefined ? undefined : cpuNs(pid) - cpuBefore);
+  const { latencies, seconds, cpu } = await measuredLoop(n, concurrency, fn, pid);
+  return summarise(label, latencies, seconds, cpu);
 }
 
 function summarise(label, latencies, seconds, cpu) {
@@ -93,7 +92,7 @@ function merge(label, runs) {
     label,
     runs.flatMap((r) => r.latencies),
     runs.reduce((t, r) => t + r.seconds, 0),
-    runs.every((r) => r.cpu !== undefined) ? runs.reduce((t, r) => t + r.cpu, 0) : undefined,
+    totalCpu(runs),
   );
 }
 
@@ -133,13 +132,9 @@ const signedMib = (bytes) => `${bytes < 0 ? "-" : "+"}${mib(Math.abs(bytes))}`;
 async function latencies(viaGateway, echoAlone) {
   const runtimes = [];
   const start = async (workers) => {
-    const before = workerdChildren();
-    const runtime = await startRuntime(workers);
+    const runtime = await startMeasuredRuntime(workers);
     runtimes.push(runtime);
-    if (before === undefined) return runtime;
-    const started = [...(workerdChildren() ?? [])].filter((pid) => !before.has(pid));
-    if (started.length !== 1) throw new Error(`expected one new workerd process for ${workers.map((w) => w.name).join(", ")}, found ${started.length}`);
-    return { ...runtime, pid: started[0] };
+    return runtime;
   };
   try {
     const viaGatewayRt = await start(viaGateway);
