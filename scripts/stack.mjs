@@ -16,6 +16,7 @@
 // under `wrangler dev`; tests of one Worker start it alone on free ports.
 import { execFileSync, spawn } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -254,12 +255,16 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
  * Starts one workerd process serving `workers` (the first is the entry) on `port` (a free loopback port by
  * default). `onOutput(stdout, stderr)` receives what the Workers write; by default it is read and dropped:
  * in production it leaves the isolate for a log pipeline, and printing it here would charge the bench's own
- * machine for a terminal.
+ * machine for a terminal. `inspect` names the Workers whose isolates the bench reads through workerd's inspector;
+ * `v8Flags` are V8's command-line flags for the whole process (the bench's --trace-gc, scripts/bench-gc.mjs).
  */
-export async function startRuntime(workers, { port = 0, onOutput, inspect = [] } = {}) {
+export async function startRuntime(workers, { port = 0, onOutput, inspect = [], v8Flags = [] } = {}) {
   const chosen = port === 0 ? await freePort() : port;
   // The bench reads some isolates' heaps through workerd's inspector (scripts/bench-heap.mjs); nothing else opens it.
   const inspectorPort = inspect.length > 0 ? await freePort() : undefined;
+  // V8 flags (the bench's --trace-gc) go in workerd's config, which Miniflare writes without them: a wrapper adds
+  // them (scripts/workerd-v8-flags.sh). Miniflare reads its runtime command when it spawns workerd, before it is ready.
+  const restoreEnv = v8Flags.length > 0 ? useWorkerdWithV8Flags(v8Flags) : () => {};
   const mf = new Miniflare({
     host: "127.0.0.1",
     port: chosen,
@@ -276,8 +281,25 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [] }
   } catch (error) {
     await mf.dispose().catch(() => {});
     throw error;
+  } finally {
+    restoreEnv();
   }
   return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, inspectorPort, stop: () => mf.dispose() };
+}
+
+/** Points Miniflare's next workerd at scripts/workerd-v8-flags.sh with `flags`; returns what puts the environment back. */
+function useWorkerdWithV8Flags(flags) {
+  const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_V8_FLAGS"];
+  const before = names.map((name) => process.env[name]);
+  // The workerd Miniflare itself would run.
+  const workerd = createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
+  Object.assign(process.env, { MINIFLARE_WORKERD_PATH: join(ROOT, "scripts/workerd-v8-flags.sh"), STRAD_WORKERD: workerd, STRAD_V8_FLAGS: JSON.stringify(flags) });
+  return () => {
+    names.forEach((name, i) => {
+      if (before[i] === undefined) delete process.env[name];
+      else process.env[name] = before[i];
+    });
+  };
 }
 
 /**
