@@ -35,10 +35,15 @@ export const GATEWAY_META_ALLOWANCE_BYTES = 64 * 1024;
 export const MAX_FORWARDED_BODY_BYTES = MAX_REQUEST_BYTES_CEILING + GATEWAY_META_ALLOWANCE_BYTES;
 
 /**
- * The body's declared length, when it has a well-formed one. Such a body is read natively rather than by a JS
- * loop, one promise per chunk. HTTP framing ends it at that length; a length a Worker declares across a service
- * binding is not enforced by the runtime, which is why readDeclared checks the size it got.
+ * What ends a body at its declared length. "framed": HTTP framing does (a caller's request, an answer to fetch()),
+ * so a body that declares its length is read natively rather than by a JS loop, one promise per chunk. "claimed":
+ * nothing does. A Worker's answer across a service binding is whatever its stream yields, whatever length it
+ * declared (workerd does not hold it to it), so a native read would hold all of it: such a body is read chunk by
+ * chunk and refused one chunk past the length it declared, or past the cap (docs/rules.md R-BODY-3).
  */
+export type DeclaredLength = "framed" | "claimed";
+
+/** The body's declared length, when it has a well-formed one. */
 function declaredLength(message: Request | Response): number | undefined {
   const value = message.headers.get("content-length");
   return value !== null && /^\d{1,10}$/.test(value) ? Number(value) : undefined;
@@ -80,7 +85,7 @@ export async function discardBody(message: Request | Response, limit: number = D
   await discardRest(message.body.getReader(), limit);
 }
 
-export async function readCappedBytes(message: Request | Response, maxBytes: number): Promise<Capped<Uint8Array>> {
+export async function readCappedBytes(message: Request | Response, maxBytes: number, length: DeclaredLength = "framed"): Promise<Capped<Uint8Array>> {
   const declared = declaredLength(message);
   if (declared !== undefined && declared > maxBytes) {
     if (message instanceof Response) await message.body?.cancel().catch(() => {});
@@ -88,12 +93,14 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
     return { ok: false, tooLarge: true };
   }
   if (message.body === null) return { ok: true, value: new Uint8Array() };
-  if (declared !== undefined)
+  if (declared !== undefined && length === "framed")
     return readDeclared(
       async () => new Uint8Array(await message.arrayBuffer()),
       (bytes) => bytes.byteLength,
       declared,
     );
+  // A claimed length is a cap of its own: a body longer than it said is refused one chunk past it.
+  const limit = declared ?? maxBytes;
   const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -102,7 +109,7 @@ export async function readCappedBytes(message: Request | Response, maxBytes: num
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > maxBytes) {
+      if (size > limit) {
         if (message instanceof Response) await reader.cancel().catch(() => {});
         else await discardRest(reader, DISCARD_LIMIT_BYTES);
         return { ok: false, tooLarge: true };
@@ -127,15 +134,15 @@ const lenientUtf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false })
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** The same, decoded as UTF-8 (invalid sequences replaced unless `fatal`, which turns them into a failure). */
-export async function readCappedText(message: Request | Response, maxBytes: number, fatal = false): Promise<Capped<string>> {
-  const text = await readCountedText(message, maxBytes, fatal);
+export async function readCappedText(message: Request | Response, maxBytes: number, fatal = false, length: DeclaredLength = "framed"): Promise<Capped<string>> {
+  const text = await readCountedText(message, maxBytes, fatal, length);
   return text.ok ? { ok: true, value: text.value } : text;
 }
 
 /** readCappedText, and how many bytes the text was read from: what a cap that depends on the message is held to (docs/rules.md R-LIMIT-4). */
-export async function readCountedText(message: Request | Response, maxBytes: number, fatal = false): Promise<CappedText> {
+export async function readCountedText(message: Request | Response, maxBytes: number, fatal = false, length: DeclaredLength = "framed"): Promise<CappedText> {
   const declared = declaredLength(message);
-  if (!fatal && declared !== undefined && declared <= maxBytes && message.body !== null) {
+  if (!fatal && length === "framed" && declared !== undefined && declared <= maxBytes && message.body !== null) {
     // Decoded natively; a decoded string never has more UTF-16 units than the bytes it came from.
     const text = await readDeclared(
       () => message.text(),
@@ -144,7 +151,7 @@ export async function readCountedText(message: Request | Response, maxBytes: num
     );
     return text.ok ? { ok: true, value: text.value, bytes: declared } : text;
   }
-  const bytes = await readCappedBytes(message, maxBytes);
+  const bytes = await readCappedBytes(message, maxBytes, length);
   if (!bytes.ok) return bytes;
   try {
     return { ok: true, value: (fatal ? strictUtf8 : lenientUtf8).decode(bytes.value), bytes: bytes.value.byteLength };

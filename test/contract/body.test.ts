@@ -35,6 +35,22 @@ describe("readCapped", () => {
     expect(await readCappedText(lying, 64)).toEqual({ ok: false, tooLarge: true });
   });
 
+  it("holds a claimed length as a cap: reads a body that keeps to it, and refuses one longer one chunk past it", async () => {
+    const fits = new Response(streamOf(["ab", "cd"]).stream, { headers: { "content-length": "4" } });
+    expect(await readCappedText(fits, 64, false, "claimed")).toEqual({ ok: true, value: "abcd" });
+    const strict = new Response(streamOf(["\u20AC"]).stream, { headers: { "content-length": "3" } });
+    expect(await readCappedText(strict, 64, true, "claimed")).toEqual({ ok: true, value: "\u20AC" });
+
+    const chunks = ["abcd", "efgh", "ijkl", "mnop", "qrst"];
+    const claimed = streamOf(chunks);
+    expect(await readCappedBytes(new Response(claimed.stream, { headers: { "content-length": "4" } }), 1024, "claimed")).toEqual({ ok: false, tooLarge: true });
+    expect(claimed.pulled()).toBeLessThanOrEqual(3);
+    // Where framing would end it, the same body is read natively, to its end, before it is refused.
+    const framed = streamOf(chunks);
+    expect(await readCappedBytes(new Response(framed.stream, { headers: { "content-length": "4" } }), 1024, "framed")).toEqual({ ok: false, tooLarge: true });
+    expect(framed.pulled()).toBeGreaterThanOrEqual(chunks.length);
+  });
+
   it("treats a malformed declared length as none, and still stops past the cap", async () => {
     for (const length of ["1e3", "-1", " 4", "0x10", "99999999999"]) {
       const response = new Response(streamOf(["aaaa", "bbbb", "cccc"]).stream, { headers: { "content-length": length } });

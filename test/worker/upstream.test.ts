@@ -134,6 +134,19 @@ describe("callUpstream", () => {
     expect(body.pulled()).toBeLessThan(chunksToCap + 4);
   });
 
+  it("refuses a bundle's answer longer than it declared, reading one chunk past its declaration", async () => {
+    // workerd hands on whatever a bundle's stream yields across a service binding, whatever length it declared.
+    const lying = counted(4 * 1024 * 1024, '{"jsonrpc":"2.0","id":1,"result":{"pad":"');
+    const { result } = await call(() => new Response(lying.stream, { headers: { "content-type": "application/json", "content-length": "100" } }));
+    expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer is too large');
+    // The prefix, then one 64 KiB chunk past the 100 bytes declared: never the 4 MiB.
+    expect(lying.pulled()).toBeLessThanOrEqual(3);
+
+    const honest = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}';
+    const fits = await call(() => new Response(honest, { headers: { "content-type": "application/json", "content-length": String(honest.length) } }));
+    expect(fits.result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }] }, drained: true });
+  });
+
   it("reads an event stream cut at every character, CRLF or LF, relaying progress and passing over other requests' answers", async () => {
     const text =
       'event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"strad-1","progress":1}}\r\n\r\n' +

@@ -359,7 +359,7 @@ describe("the kit's lane answers as the SDK does", () => {
     expect(on.runs).toEqual(off.runs);
   });
 
-  it("declares its answer's length, so the gateway reads it natively rather than chunk by chunk", async () => {
+  it("declares its answer's length, which the gateway holds it to", async () => {
     const raw = call("/shapes", "text", { text: "h\u00e9llo \u2713 \u{1F600}" });
     const request = new Request("https://bundle.internal/shapes", { method: "POST", headers: raw.headers, body: JSON.stringify(raw.body) });
     const response = await (lanes.on.fetch as NonNullable<Handler["fetch"]>)(request as never, ENV, ctx);
