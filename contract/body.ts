@@ -43,10 +43,17 @@ export const MAX_FORWARDED_BODY_BYTES = MAX_REQUEST_BYTES_CEILING + GATEWAY_META
  */
 export type DeclaredLength = "framed" | "claimed";
 
-/** The body's declared length, when it has a well-formed one. */
+/**
+ * The body's declared length, when it has a well-formed one that is the length of what will be read. An answer to
+ * fetch() with a Content-Encoding is decoded as it is read while its Content-Length stays the encoded one (workerd
+ * keeps both headers: a gzip answer of 146 bytes read as 100,010 characters), so such a body has no length to go by
+ * and is read chunk by chunk under the cap, which then counts decoded bytes.
+ */
 function declaredLength(message: Request | Response): number | undefined {
   const value = message.headers.get("content-length");
-  return value !== null && /^\d{1,10}$/.test(value) ? Number(value) : undefined;
+  if (value === null || !/^\d{1,10}$/.test(value)) return undefined;
+  const encoding = message.headers.get("content-encoding");
+  return encoding === null || encoding.trim().toLowerCase() === "identity" || encoding.trim() === "" ? Number(value) : undefined;
 }
 
 /** Reads a declared-length body natively; one that outgrew its declaration (a hand-built stream, never an HTTP peer) is still refused. */

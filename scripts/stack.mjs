@@ -265,21 +265,22 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [], 
   // V8 flags (the bench's --trace-gc) go in workerd's config, which Miniflare writes without them: a wrapper adds
   // them (scripts/workerd-v8-flags.sh). Miniflare reads its runtime command when it spawns workerd, before it is ready.
   const restoreEnv = v8Flags.length > 0 ? useWorkerdWithV8Flags(v8Flags) : () => {};
-  const mf = new Miniflare({
-    host: "127.0.0.1",
-    port: chosen,
-    ...(inspectorPort === undefined ? {} : { inspectorPort }),
-    workers: inspect.length > 0 ? workers.map((w) => (inspect.includes(w.name) ? { ...w, unsafeInspectorProxy: true } : w)) : workers,
-    handleRuntimeStdio(stdout, stderr) {
-      if (onOutput !== undefined) return onOutput(stdout, stderr);
-      stdout.resume();
-      stderr.resume();
-    },
-  });
+  let mf;
   try {
+    mf = new Miniflare({
+      host: "127.0.0.1",
+      port: chosen,
+      ...(inspectorPort === undefined ? {} : { inspectorPort }),
+      workers: inspect.length > 0 ? workers.map((w) => (inspect.includes(w.name) ? { ...w, unsafeInspectorProxy: true } : w)) : workers,
+      handleRuntimeStdio(stdout, stderr) {
+        if (onOutput !== undefined) return onOutput(stdout, stderr);
+        stdout.resume();
+        stderr.resume();
+      },
+    });
     await mf.ready;
   } catch (error) {
-    await mf.dispose().catch(() => {});
+    await mf?.dispose().catch(() => {});
     throw error;
   } finally {
     restoreEnv();
@@ -289,11 +290,16 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [], 
 
 /** Points Miniflare's next workerd at scripts/workerd-v8-flags.sh with `flags`; returns what puts the environment back. */
 function useWorkerdWithV8Flags(flags) {
-  const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_V8_FLAGS"];
+  const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS"];
   const before = names.map((name) => process.env[name]);
-  // The workerd Miniflare itself would run.
-  const workerd = createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
-  Object.assign(process.env, { MINIFLARE_WORKERD_PATH: join(ROOT, "scripts/workerd-v8-flags.sh"), STRAD_WORKERD: workerd, STRAD_V8_FLAGS: JSON.stringify(flags) });
+  // The workerd Miniflare itself would run: one named by MINIFLARE_WORKERD_PATH already, or its own.
+  const workerd = before[0] ?? createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
+  Object.assign(process.env, {
+    MINIFLARE_WORKERD_PATH: join(ROOT, "scripts/workerd-v8-flags.sh"),
+    STRAD_WORKERD: workerd,
+    STRAD_NODE: process.execPath,
+    STRAD_V8_FLAGS: JSON.stringify(flags),
+  });
   return () => {
     names.forEach((name, i) => {
       if (before[i] === undefined) delete process.env[name];

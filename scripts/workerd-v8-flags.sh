@@ -6,7 +6,10 @@
 # pipe and is lost if workerd is stopped: stdbuf (coreutils) makes it write each line as it is printed.
 set -e
 config=$(mktemp)
-node "$(dirname "$0")/workerd-v8-flags.mjs" > "$config"
+# The config holds the Workers' code and bindings: it is never left behind, whatever fails.
+trap 'rm -f "$config"' EXIT
+"${STRAD_NODE:-node}" "$(dirname "$0")/workerd-v8-flags.mjs" > "$config"
 exec 0< "$config"
 rm -f "$config"
+trap - EXIT
 exec stdbuf -oL "$STRAD_WORKERD" "$@"

@@ -54,6 +54,8 @@ function rpcError(status: number, code: number, message: string, id: string | nu
 }
 
 async function readBody(request: Request): Promise<string | undefined> {
+  // Only the gateway reaches a bundle (workers_dev = false, no routes), and its body is a string it serialised,
+  // whose length workerd declares itself: "framed", read natively (contract/body.ts).
   const text = await readCappedText(request, MAX_BUNDLE_BODY_BYTES);
   return text.ok ? text.value : undefined;
 }

@@ -45,10 +45,28 @@ describe("readCapped", () => {
     const claimed = streamOf(chunks);
     expect(await readCappedBytes(new Response(claimed.stream, { headers: { "content-length": "4" } }), 1024, "claimed")).toEqual({ ok: false, tooLarge: true });
     expect(claimed.pulled()).toBeLessThanOrEqual(3);
+    // A claimed 0 holds nothing; no body reads as empty; a body shorter than it claimed is what it is.
+    expect(await readCappedBytes(new Response(streamOf(["a"]).stream, { headers: { "content-length": "0" } }), 1024, "claimed")).toEqual({ ok: false, tooLarge: true });
+    expect(await readCappedText(new Response(null, { headers: { "content-length": "0" } }), 1024, false, "claimed")).toEqual({ ok: true, value: "" });
+    expect(await readCappedText(new Response(streamOf(["ab"]).stream, { headers: { "content-length": "9" } }), 1024, false, "claimed")).toEqual({ ok: true, value: "ab" });
     // Where framing would end it, the same body is read natively, to its end, before it is refused.
     const framed = streamOf(chunks);
     expect(await readCappedBytes(new Response(framed.stream, { headers: { "content-length": "4" } }), 1024, "framed")).toEqual({ ok: false, tooLarge: true });
     expect(framed.pulled()).toBeGreaterThanOrEqual(chunks.length);
+  });
+
+  it("goes by no declared length for a body with a Content-Encoding, whose length is the encoded one, but by the cap", async () => {
+    // fetch() decodes a gzip answer as it is read and keeps its encoded Content-Length (146 bytes read as 100,010).
+    for (const length of ["framed", "claimed"] as const) {
+      const decoded = new Response(streamOf(['{"pad":', '"xxxxxxxx"}']).stream, { headers: { "content-encoding": "gzip", "content-length": "4" } });
+      expect(await readCappedText(decoded, 64, false, length), length).toEqual({ ok: true, value: '{"pad":"xxxxxxxx"}' });
+      const bomb = streamOf(["aaaa", "bbbb", "cccc", "dddd", "eeee", "ffff"]);
+      expect(await readCappedBytes(new Response(bomb.stream, { headers: { "content-encoding": "br", "content-length": "4" } }), 6, length), length).toEqual({ ok: false, tooLarge: true });
+      expect(bomb.pulled(), length).toBeLessThan(5);
+    }
+    // "identity" is no encoding: the length holds.
+    const identity = new Response(streamOf(["abcd", "efgh"]).stream, { headers: { "content-encoding": "identity", "content-length": "4" } });
+    expect(await readCappedText(identity, 64, false, "claimed")).toEqual({ ok: false, tooLarge: true });
   });
 
   it("treats a malformed declared length as none, and still stops past the cap", async () => {

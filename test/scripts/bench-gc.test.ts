@@ -5,7 +5,7 @@
 import { serializeConfig } from "miniflare";
 import { expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { readCollection, traceCollections } from "../../scripts/bench-gc.mjs";
+import { mostWithin, readCollection, stallVerdict, traceCollections } from "../../scripts/bench-gc.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { closedLoop, startRuntime } from "../../scripts/bench-runtime.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -13,6 +13,7 @@ import { withV8Flags } from "../../scripts/workerd-v8-flags.mjs";
 
 interface Collection {
   isolate: string;
+  atMs: number;
   kind: string;
   pauseMs: number;
   markingMs: number;
@@ -37,9 +38,11 @@ export default {
   },
 };`;
 
-const SWAPPED_ENV = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_V8_FLAGS"] as const;
+const SWAPPED_ENV = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS"] as const;
 
 it("gives workerd every V8 flag asked for and none otherwise, and puts the environment back as it was", async () => {
+  const theirs = SWAPPED_ENV.map((name) => process.env[name]);
+  for (const name of SWAPPED_ENV) delete process.env[name];
   process.env.STRAD_V8_FLAGS = "left by someone else";
   try {
     for (const [v8Flags, seen] of [
@@ -55,12 +58,44 @@ it("gives workerd every V8 flag asked for and none otherwise, and puts the envir
       }
       expect(process.env.MINIFLARE_WORKERD_PATH).toBeUndefined();
       expect(process.env.STRAD_WORKERD).toBeUndefined();
+      expect(process.env.STRAD_NODE).toBeUndefined();
       expect(process.env.STRAD_V8_FLAGS).toBe("left by someone else");
     }
   } finally {
-    delete process.env.STRAD_V8_FLAGS;
+    SWAPPED_ENV.forEach((name, i) => {
+      const value = theirs[i];
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    });
   }
 }, 30_000);
+
+/** The texts of the v8Flags list of a framed config, read by the Cap'n Proto encoding rules (first segment only). */
+function flagsOf(message: Buffer): string[] {
+  const segments = message.readUInt32LE(0) + 1;
+  const base = Math.ceil((4 + 4 * segments) / 8) * 8;
+  const word = (at: number) => message.readBigUInt64LE(base + at * 8);
+  const offset = (pointer: bigint) => Number(BigInt.asIntN(30, (pointer >> 2n) & 0x3fffffffn));
+  const root = word(0);
+  expect(root & 3n).toBe(0n);
+  const slot = 1 + offset(root) + Number((root >> 32n) & 0xffffn) + 2;
+  const list = word(slot);
+  if (list === 0n) return [];
+  // A list pointer (kind 1) of pointers (element size 6).
+  expect(list & 3n).toBe(1n);
+  expect((list >> 32n) & 7n).toBe(6n);
+  const first = slot + 1 + offset(list);
+  return [...Array(Number(list >> 35n)).keys()].map((i) => {
+    const text = word(first + i);
+    // Each a list pointer of bytes (element size 2), NUL-terminated.
+    expect(text & 3n).toBe(1n);
+    expect((text >> 32n) & 7n).toBe(2n);
+    const at = base + (first + i + 1 + offset(text)) * 8;
+    const bytes = message.subarray(at, at + Number(text >> 35n));
+    expect(bytes.at(-1)).toBe(0);
+    return bytes.subarray(0, -1).toString("utf8");
+  });
+}
 
 /** A config as Miniflare frames it, in one segment. */
 const config = () => serializeConfig({ services: [{ name: "a", worker: { modules: [{ name: "a.js", esModule: "export default {}" }], compatibilityDate: "2026-04-26" } }], sockets: [] }) as Buffer;
@@ -83,6 +118,10 @@ it("appends the flags to the first segment and leaves every word already there, 
   expect(first.readUInt8((changed[0] as number) * 8) & 3).toBe(1);
   expect(first.subarray((words + 2) * 8).toString("latin1")).toBe("--trace-gc\0\0\0\0\0\0--a\0\0\0\0\0");
   expect(flagged.subarray(16 + (words + 5) * 8).toString("latin1")).toBe("later!!\0");
+  // Read back by the encoding's rules: the list and each text where its pointer says.
+  expect(flagsOf(two)).toEqual([]);
+  expect(flagsOf(flagged)).toEqual(["--trace-gc", "--a"]);
+  expect(flagsOf(withV8Flags(config(), ["--x", "--expose-gc", "--max-semi-space-size=8"]))).toEqual(["--x", "--expose-gc", "--max-semi-space-size=8"]);
 });
 
 it("refuses a config that already has flags, one cut short, and one whose root has no room for them", () => {
@@ -95,24 +134,57 @@ it("refuses a config that already has flags, one cut short, and one whose root h
 
 it("reads each kind of --trace-gc line into its pause, and a collection's incremental marking into the most it can stall a call", () => {
   expect(readCollection("[2314:0x72d2bfc68000]       98 ms: Scavenge 5.6 (6.6) -> 5.3 (7.3) MB, pooled: 0.0 MB, 2.89 / 0.00 ms (average mu = 1.000, current mu = 1.000) allocation failure; ")).toEqual(
-    { isolate: "0x72d2bfc68000", kind: "Scavenge", pauseMs: 2.89, markingMs: 0, stallMs: 2.89 },
+    { isolate: "0x72d2bfc68000", atMs: 98, kind: "Scavenge", pauseMs: 2.89, markingMs: 0, stallMs: 2.89 },
   );
   expect(
     readCollection(
       "[2314:0x72d2bfc68000]    29765 ms: Mark-Compact 34.5 (48.1) -> 8.2 (42.3) MB, pooled: 5.8 MB, 28.11 / 0.00 ms (average mu = 0.998, current mu = 0.997) allocation failure; GC in old space requested",
     ),
-  ).toEqual({ isolate: "0x72d2bfc68000", kind: "Mark-Compact", pauseMs: 28.11, markingMs: 0, stallMs: 28.11 });
+  ).toEqual({ isolate: "0x72d2bfc68000", atMs: 29765, kind: "Mark-Compact", pauseMs: 28.11, markingMs: 0, stallMs: 28.11 });
   const incremental = readCollection(
     "[7:0x1f00a0000:0]     1520 ms: Mark-Compact (reduce) 16.1 (19.7) -> 14.8 (20.0) MB, 3.26 / 0.01 ms  (+ 11.3 ms in 113 steps since start of marking, biggest step 0.3 ms, walltime since start of marking 24 ms) (average mu = 0.99, current mu = 0.98) finalize incremental marking via task; GC in old space requested",
   ) as Collection;
-  expect(incremental).toMatchObject({ isolate: "0x1f00a0000", kind: "Mark-Compact (reduce)", pauseMs: 3.26, markingMs: 11.3 });
+  expect(incremental).toMatchObject({ isolate: "0x1f00a0000", atMs: 1520, kind: "Mark-Compact (reduce)", pauseMs: 3.26, markingMs: 11.3 });
   expect(incremental.stallMs).toBeCloseTo(14.56, 6);
 
   // A gateway log line, a blank line, workerd's own messages: not collections.
   for (const other of ['{"at":"2026-12-01T00:00:00.000Z","event":"mcp_request","durationMs":1}', "", "workerd/server/server.c++:1 info: 98 ms: not V8"]) expect(readCollection(other)).toBeUndefined();
-  // One that starts as a collection's and does not read as one is kept, whole, to fail the verdict.
-  const changed = "[2314:0x72d2bfc68000]       98 ms: Scavenge 5.6 -> 5.3 MB, 2.89 ms";
-  expect(readCollection(changed)).toEqual({ unread: changed });
+  // One that holds a collection's start and does not read as one whole is kept, to fail the verdict: another format,
+  // a marking clause that does not read (its time would be lost), a line torn by other output before it or cut short.
+  for (const unread of [
+    "[2314:0x72d2bfc68000]       98 ms: Scavenge 5.6 -> 5.3 MB, 2.89 ms",
+    "[7:0x1f00a0000]     1520 ms: Mark-Compact 16.1 (19.7) -> 14.8 (20.0) MB, 3.26 / 0.01 ms  (+ 11.3 ms in marking, 113 steps) finalize incremental marking via task",
+    '{"event":"mcp_request"}[2314:0x72d2bfc68000]       98 ms: Scavenge 5.6 (6.6) -> 5.3 (7.3) MB, pooled: 0.0 MB, 2.89 / 0.00 ms',
+    "[2314:0x72d2bfc68000]       98 ms: Scavenge 5.6 (6.6) -> 5.3 (7.3) MB, pooled: 0.0 MB, 2.",
+  ]) {
+    expect(readCollection(unread)).toEqual({ unread });
+  }
+});
+
+/** A collection in `isolate` at `atMs` that stalled for `stallMs`. */
+const at = (isolate: string, atMs: number, stallMs: number): Collection => ({ isolate, atMs, kind: "Scavenge", pauseMs: stallMs, markingMs: 0, stallMs });
+
+it("adds up one isolate's collections that fall within the window of each other, never two isolates'", () => {
+  expect(mostWithin([], 50)).toBe(0);
+  expect(mostWithin([at("0xa", 100, 30)], 50)).toBe(30);
+  // 30 ms and 25 ms, 50 ms apart: one call of 50 ms can have waited on both; 50.01 ms apart, not.
+  expect(mostWithin([at("0xa", 150, 25), at("0xa", 100, 30)], 50)).toBe(55);
+  expect(mostWithin([at("0xa", 100, 30), at("0xa", 150.01, 25)], 50)).toBe(30);
+  // The same times in two isolates: their clocks do not share a start, so they are not added.
+  expect(mostWithin([at("0xa", 100, 30), at("0xb", 110, 25)], 50)).toBe(30);
+  // A run of small ones: the window slides.
+  const run = [0, 10, 20, 30, 40, 50, 60, 70].map((t) => at("0xa", t, 5));
+  expect(mostWithin(run, 50)).toBe(30);
+  expect(mostWithin(run, 1000)).toBe(40);
+});
+
+it("passes the stall target only on collections that all read and stay within the limit together", () => {
+  expect(stallVerdict([at("0xa", 100, 30), at("0xa", 200, 45)], [], 50)).toBe("the most one isolate's collections took within any 50 ms 45.00 ms (target <= 50 ms): PASS");
+  expect(stallVerdict([at("0xa", 100, 50)], [], 50)).toMatch(/50\.00 ms \(target <= 50 ms\): PASS$/);
+  expect(stallVerdict([at("0xa", 100, 50.01)], [], 50)).toMatch(/50\.01 ms \(target <= 50 ms\): MISS$/);
+  expect(stallVerdict([at("0xa", 100, 30), at("0xa", 140, 25)], [], 50)).toMatch(/55\.00 ms \(target <= 50 ms\): MISS$/);
+  expect(stallVerdict([at("0xa", 100, 1)], ["[1:0xa] 5 ms: Scavenge ??"], 50)).toBe("1 trace lines did not read, so the target cannot be judged: MISS (the first: [1:0xa] 5 ms: Scavenge ??)");
+  expect(stallVerdict([], [], 50)).toBe("no collection was reported, so --trace-gc did not reach workerd: MISS");
 });
 
 it("reports every collection of a real workerd's isolates from its start, the longest stall first, and stops the runtime", async () => {

@@ -60,15 +60,19 @@ it("runs part 1 end to end and prints calls/s, p50/p99 of each path on both revi
   // Every collection in the stall run's workerd, as V8 reported it: at least the gateway's and the bundle's start-up
   // ones, each read (an unread line or none at all would print MISS with why, never PASS).
   const collections =
-    /collections in that run's workerd from its start \(V8's --trace-gc, every isolate, each pause measured\): (\d+) in (\d+) isolates, the longest ((?:[\d.]+ ms \([^)]+\)(?:, )?){1,5}); the most any collection can have stalled one call ([\d.]+) ms \(target <= 50 ms\): (PASS|MISS)/.exec(
+    /collections in that run's workerd from its start \(V8's --trace-gc, every isolate, each pause measured\): (\d+) in (\d+) isolates, the longest (.+?); the most one isolate's collections took within any 50 ms ([\d.]+) ms \(target <= 50 ms\): (PASS|MISS)$/m.exec(
       stdout,
     );
   expect(collections, stdout).not.toBeNull();
   const [, count, isolates, longest, most, verdict] = collections as RegExpExecArray;
   expect(Number(count)).toBeGreaterThanOrEqual(Number(isolates));
   expect(Number(isolates)).toBeGreaterThanOrEqual(2);
-  expect(Number(most)).toBeGreaterThan(0);
-  expect(longest?.startsWith(`${most} ms`)).toBe(true);
+  // Up to five, the longest first, each with its kind; the judged figure is at least the longest.
+  const each = [...(longest ?? "").matchAll(/([\d.]+) ms \(/g)].map((m) => Number(m[1]));
+  expect(each.length).toBeGreaterThan(0);
+  expect(each.length).toBeLessThanOrEqual(5);
+  expect(each).toEqual([...each].sort((a, b) => b - a));
+  expect(Number(most)).toBeGreaterThanOrEqual(each[0] as number);
   expect(verdict).toBe(Number(most) <= 50 ? "PASS" : "MISS");
   // The heap after a forced collection, for both isolates: a growth past the limit would have failed the run above.
   expect(stdout.match(/^ {3}strad-(gateway|bundle-echo) +[\d.]+ MiB -> [\d.]+ MiB \([+-][\d.]+ MiB, limit \+4\.00 MiB\): PASS$/gm)).toHaveLength(2);
