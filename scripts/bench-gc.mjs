@@ -2,6 +2,7 @@
 // stalled over 50 ms by a collection" on these. V8's --trace-gc prints one line per collection with the time its
 // main thread was paused, measured, not sampled (workerd's CPU profiler samples a busy two-core machine only every
 // few milliseconds). The flag reaches workerd through its config (startRuntime's `v8Flags`, scripts/stack.mjs).
+import { execFileSync } from "node:child_process";
 import { startRuntime } from "./stack.mjs";
 
 /** The start of a --trace-gc line: "[pid:0xISOLATE] T ms: " (a third, numeric field on some builds). */
@@ -63,12 +64,20 @@ export function stallVerdict(collections, unread, limitMs) {
   return `the most one isolate's collections took within any ${limitMs} ms ${most.toFixed(2)} ms (target <= ${limitMs} ms): ${most <= limitMs ? "PASS" : "MISS"}`;
 }
 
+/** This machine cannot trace workerd's collections (off Linux, say); the bench says so instead of judging. */
+export class TraceUnavailable extends Error {}
+
 /**
  * `workers` on a workerd traced with --trace-gc (and `v8Flags`, more V8 flags); `run(runtime)` makes the calls.
  * Resolves to run's result and every collection of every isolate in the process from its start to the end of the
  * run (start-up included, so the figure can only err long), the longest stall first, and the lines that did not read.
  */
 export async function traceCollections(workers, run, { v8Flags = [] } = {}) {
+  try {
+    execFileSync("stdbuf", ["--version"], { stdio: "ignore" });
+  } catch {
+    throw new TraceUnavailable("reading V8's trace as workerd writes it needs stdbuf (GNU coreutils), which this machine lacks");
+  }
   const collections = [];
   const unread = [];
   let partial = "";

@@ -5,7 +5,7 @@
 import { serializeConfig } from "miniflare";
 import { expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { mostWithin, readCollection, stallVerdict, traceCollections } from "../../scripts/bench-gc.mjs";
+import { mostWithin, readCollection, stallVerdict, TraceUnavailable, traceCollections } from "../../scripts/bench-gc.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { closedLoop, startRuntime } from "../../scripts/bench-runtime.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -231,3 +231,19 @@ it("stops the runtime when the run fails, and passes the failure on", async () =
   for (const name of SWAPPED_ENV) expect(process.env[name]).toBeUndefined();
   await expect(fetch(url)).rejects.toThrow();
 }, 30_000);
+
+it("says it cannot trace where stdbuf is missing, and starts nothing", async () => {
+  const path = process.env.PATH;
+  process.env.PATH = "/nonexistent";
+  let ran = false;
+  try {
+    await expect(
+      traceCollections([PROBE(TYPEOF_GC)], async () => {
+        ran = true;
+      }),
+    ).rejects.toBeInstanceOf(TraceUnavailable);
+  } finally {
+    process.env.PATH = path;
+  }
+  expect(ran).toBe(false);
+});
