@@ -182,6 +182,7 @@ it("passes the stall target only on collections that all read and stay within th
   expect(stallVerdict([at("0xa", 100, 30), at("0xa", 200, 45)], [], 50)).toBe("the most one isolate's collections took within any 50 ms 45.00 ms (target <= 50 ms): PASS");
   expect(stallVerdict([at("0xa", 100, 50)], [], 50)).toMatch(/50\.00 ms \(target <= 50 ms\): PASS$/);
   expect(stallVerdict([at("0xa", 100, 50.01)], [], 50)).toMatch(/50\.01 ms \(target <= 50 ms\): MISS$/);
+  expect(stallVerdict([at("0xa", 100, 25.18), at("0xa", 120, 24.82)], [], 50)).toMatch(/50\.00 ms \(target <= 50 ms\): PASS$/);
   expect(stallVerdict([at("0xa", 100, 30), at("0xa", 140, 25)], [], 50)).toMatch(/55\.00 ms \(target <= 50 ms\): MISS$/);
   expect(stallVerdict([at("0xa", 100, 1)], ["[1:0xa] 5 ms: Scavenge ??"], 50)).toBe("1 trace lines did not read, so the target cannot be judged: MISS (the first: [1:0xa] 5 ms: Scavenge ??)");
   expect(stallVerdict([], [], 50)).toBe("no collection was reported, so --trace-gc did not reach workerd: MISS");
