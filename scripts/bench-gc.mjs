@@ -91,6 +91,7 @@ export async function traceCollections(workers, run, { v8Flags = [] } = {}) {
   };
   const runtime = await startRuntime(workers, {
     v8Flags: ["--trace-gc", ...v8Flags],
+    lineBuffered: true,
     onOutput(stdout, stderr) {
       stdout.on("data", (chunk) => {
         const lines = (partial + chunk.toString()).split("\n");

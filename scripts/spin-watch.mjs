@@ -2,6 +2,9 @@
 // run the stack with STRAD_STACK_INSPECT=1 (e.g. `STRAD_STACK_INSPECT=1 npx vitest run --project e2e`) and this
 // beside it. When the process on PORT (8787 by default) stays busy for 8 seconds, it pauses each of its isolates
 // through workerd's inspector and prints the JavaScript stack each was running, then resumes them.
+// One such spin, caught with gdb, was in native code, where the inspector cannot pause it: V8's worker thread and
+// workerd's main thread waiting on each other (scripts/stack.mjs STACK_V8_FLAGS says how, and what the stack now runs
+// with). For a spin that comes back, `gdb -p PID -batch -ex "thread apply all bt 30"` shows every thread.
 // Usage: node scripts/spin-watch.mjs [PORT] [MINUTES]
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";

@@ -256,15 +256,16 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
  * default). `onOutput(stdout, stderr)` receives what the Workers write; by default it is read and dropped:
  * in production it leaves the isolate for a log pipeline, and printing it here would charge the bench's own
  * machine for a terminal. `inspect` names the Workers whose isolates the bench reads through workerd's inspector;
- * `v8Flags` are V8's command-line flags for the whole process (the bench's --trace-gc, scripts/bench-gc.mjs).
+ * `v8Flags` are V8's command-line flags for the whole process (the stack's STACK_V8_FLAGS, the bench's --trace-gc),
+ * and `lineBuffered` has V8's own printing reach `onOutput` a line at a time (scripts/bench-gc.mjs).
  */
-export async function startRuntime(workers, { port = 0, onOutput, inspect = [], v8Flags = [] } = {}) {
+export async function startRuntime(workers, { port = 0, onOutput, inspect = [], v8Flags = [], lineBuffered = false } = {}) {
   const chosen = port === 0 ? await freePort() : port;
   // The bench reads some isolates' heaps through workerd's inspector (scripts/bench-heap.mjs); nothing else opens it.
   const inspectorPort = inspect.length > 0 ? await freePort() : undefined;
   // V8 flags (the bench's --trace-gc) go in workerd's config, which Miniflare writes without them: a wrapper adds
   // them (scripts/workerd-v8-flags.sh). Miniflare reads its runtime command when it spawns workerd, before it is ready.
-  const restoreEnv = v8Flags.length > 0 ? useWorkerdWithV8Flags(v8Flags) : () => {};
+  const restoreEnv = v8Flags.length > 0 ? useWorkerdWithV8Flags(v8Flags, lineBuffered) : () => {};
   let mf;
   try {
     mf = new Miniflare({
@@ -289,8 +290,8 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [], 
 }
 
 /** Points Miniflare's next workerd at scripts/workerd-v8-flags.sh with `flags`; returns what puts the environment back. */
-function useWorkerdWithV8Flags(flags) {
-  const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS"];
+function useWorkerdWithV8Flags(flags, lineBuffered) {
+  const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS", "STRAD_LINE_BUFFERED"];
   const before = names.map((name) => process.env[name]);
   // The workerd Miniflare itself would run: one named by MINIFLARE_WORKERD_PATH already, or its own.
   const workerd = before[0] ?? createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
@@ -299,6 +300,7 @@ function useWorkerdWithV8Flags(flags) {
     STRAD_WORKERD: workerd,
     STRAD_NODE: process.execPath,
     STRAD_V8_FLAGS: JSON.stringify(flags),
+    STRAD_LINE_BUFFERED: lineBuffered ? "1" : "0",
   });
   return () => {
     names.forEach((name, i) => {
@@ -313,6 +315,18 @@ function useWorkerdWithV8Flags(flags) {
  * answers GET /healthz; returns the ports, the Workers' output as lines tagged with their process's name
  * (`quiet: false` prints them too), and stop().
  */
+/**
+ * V8 without background threads, for the stack's workerd processes. With them, a stack process now and then spun a
+ * core at 100% for good and stopped answering (the rare e2e "CPU spin"). Its threads, read with gdb while it spun:
+ * V8's one worker thread ran a concurrent Sparkplug batch compile, whose code allocation needed a collection and
+ * waited for the main thread to make it (CollectionBarrier::AwaitCollectionBackground); the main thread was in the
+ * message-loop pump workerd runs after each event (IoContext::runImpl, PumpMessageLoop), running cppgc's incremental
+ * sweep task, which posted itself again and again because the concurrent sweep it waits for needs the worker thread.
+ * So neither could go on. `--single-threaded` runs compiles and collections on the main thread, where no such wait
+ * exists. Only the local stack runs with it: the bench measures V8 as it is deployed.
+ */
+export const STACK_V8_FLAGS = Object.freeze(["--single-threaded"]);
+
 /** Where a stack started with STRAD_STACK_INSPECT=1 writes the inspector port of the process serving `port`. */
 export const inspectorPortFile = (port) => join(tmpdir(), `strad-stack-inspector-${port}`);
 
@@ -336,9 +350,9 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
         stderr.on("data", lineLogger(p.name, logs, quiet));
       };
       // STRAD_STACK_INSPECT=1 opens workerd's inspector on every Worker, for scripts/spin-watch.mjs to pause a
-      // process that spins and print where each isolate is (a rare CPU spin in the e2e stack is not yet explained).
+      // process that spins and print where each isolate is.
       const inspect = process.env.STRAD_STACK_INSPECT === "1" ? workers.map((w) => w.name) : [];
-      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect });
+      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect, v8Flags: [...STACK_V8_FLAGS] });
       if (started.inspectorPort !== undefined) writeFileSync(inspectorPortFile(p.port), String(started.inspectorPort));
       runtimes.push({ name: p.name, port: p.port, ...started });
     }

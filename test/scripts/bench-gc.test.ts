@@ -9,6 +9,8 @@ import { mostWithin, readCollection, stallVerdict, TraceUnavailable, traceCollec
 // @ts-expect-error: plain ESM helper without types
 import { closedLoop, startRuntime } from "../../scripts/bench-runtime.mjs";
 // @ts-expect-error: plain ESM helper without types
+import { STACK_V8_FLAGS } from "../../scripts/stack.mjs";
+// @ts-expect-error: plain ESM helper without types
 import { withV8Flags } from "../../scripts/workerd-v8-flags.mjs";
 
 interface Collection {
@@ -38,7 +40,7 @@ export default {
   },
 };`;
 
-const SWAPPED_ENV = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS"] as const;
+const SWAPPED_ENV = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS", "STRAD_LINE_BUFFERED"] as const;
 
 it("gives workerd every V8 flag asked for and none otherwise, and puts the environment back as it was", async () => {
   const theirs = SWAPPED_ENV.map((name) => process.env[name]);
@@ -49,6 +51,8 @@ it("gives workerd every V8 flag asked for and none otherwise, and puts the envir
       [[], "undefined"],
       // --expose-gc is the second of two: the list holds more than one flag.
       [["--trace-gc", "--expose-gc"], "function"],
+      // The stack's own flags: workerd takes them and serves.
+      [[...STACK_V8_FLAGS, "--expose-gc"], "function"],
     ] as const) {
       const runtime = await startRuntime([PROBE(TYPEOF_GC)], { v8Flags });
       try {
@@ -59,6 +63,7 @@ it("gives workerd every V8 flag asked for and none otherwise, and puts the envir
       expect(process.env.MINIFLARE_WORKERD_PATH).toBeUndefined();
       expect(process.env.STRAD_WORKERD).toBeUndefined();
       expect(process.env.STRAD_NODE).toBeUndefined();
+      expect(process.env.STRAD_LINE_BUFFERED).toBeUndefined();
       expect(process.env.STRAD_V8_FLAGS).toBe("left by someone else");
     }
   } finally {
