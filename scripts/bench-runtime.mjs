@@ -150,7 +150,8 @@ function cpuNs(pid) {
  */
 export async function startMeasuredRuntime(workers, options) {
   const before = workerdChildren();
-  const runtime = await startRuntime(workers, options);
+  // Measured as deployed: V8 with its background threads (scripts/stack.mjs LOCAL_V8_FLAGS says what local runs change).
+  const runtime = await startRuntime(workers, { v8Flags: [], ...options });
   if (before === undefined) return runtime;
   const started = [...(workerdChildren() ?? [])].filter((pid) => !before.has(pid));
   if (started.length !== 1) {

@@ -271,9 +271,9 @@ async function isolateCosts(viaGateway, gatewayName, echoAlone) {
   const runtimes = [];
   const isolates = [];
   try {
-    const viaGatewayRt = await startRuntime(viaGateway, { inspect: [gatewayName, echoAlone.name] });
+    const viaGatewayRt = await startRuntime(viaGateway, { inspect: [gatewayName, echoAlone.name], v8Flags: [] });
     runtimes.push(viaGatewayRt);
-    const directRt = await startRuntime([echoAlone], { inspect: [echoAlone.name] });
+    const directRt = await startRuntime([echoAlone], { inspect: [echoAlone.name], v8Flags: [] });
     runtimes.push(directRt);
     const inspect = async (runtime, worker) => {
       const isolate = await inspectIsolate(runtime.inspectorPort, worker);

@@ -256,10 +256,11 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
  * default). `onOutput(stdout, stderr)` receives what the Workers write; by default it is read and dropped:
  * in production it leaves the isolate for a log pipeline, and printing it here would charge the bench's own
  * machine for a terminal. `inspect` names the Workers whose isolates the bench reads through workerd's inspector;
- * `v8Flags` are V8's command-line flags for the whole process (the stack's STACK_V8_FLAGS, the bench's --trace-gc),
- * and `lineBuffered` has V8's own printing reach `onOutput` a line at a time (scripts/bench-gc.mjs).
+ * `v8Flags` are V8's command-line flags for the whole process: LOCAL_V8_FLAGS unless the caller asks for V8 as
+ * deployed (`[]`: what the bench measures) or more (its --trace-gc). `lineBuffered` has V8's own printing reach
+ * `onOutput` a line at a time (scripts/bench-gc.mjs).
  */
-export async function startRuntime(workers, { port = 0, onOutput, inspect = [], v8Flags = [], lineBuffered = false } = {}) {
+export async function startRuntime(workers, { port = 0, onOutput, inspect = [], v8Flags = LOCAL_V8_FLAGS, lineBuffered = false } = {}) {
   const chosen = port === 0 ? await freePort() : port;
   // The bench reads some isolates' heaps through workerd's inspector (scripts/bench-heap.mjs); nothing else opens it.
   const inspectorPort = inspect.length > 0 ? await freePort() : undefined;
@@ -311,25 +312,26 @@ function useWorkerdWithV8Flags(flags, lineBuffered) {
 }
 
 /**
- * The whole stack on workerd through Miniflare, built as deployed, on 8787-8789. Resolves when each process
- * answers GET /healthz; returns the ports, the Workers' output as lines tagged with their process's name
- * (`quiet: false` prints them too), and stop().
- */
-/**
- * V8 without background threads, for the stack's workerd processes. With them, a stack process now and then spun a
- * core at 100% for good and stopped answering (the rare e2e "CPU spin"). Its threads, read with gdb while it spun:
+ * V8 without background threads, for every local workerd but the bench's measured ones. With them, a stack process
+ * now and then spun a core at 100% for good and stopped answering (the rare e2e "CPU spin"). Its threads, read with
+ * gdb while it spun:
  * V8's one worker thread ran a concurrent Sparkplug batch compile, whose code allocation needed a collection and
  * waited for the main thread to make it (CollectionBarrier::AwaitCollectionBackground); the main thread was in the
  * message-loop pump workerd runs after each event (IoContext::runImpl, PumpMessageLoop), running cppgc's incremental
  * sweep task, which posted itself again and again because the concurrent sweep it waits for needs the worker thread.
  * So neither could go on. `--single-threaded` runs compiles and collections on the main thread, where no such wait
- * exists. Only the local stack runs with it: the bench measures V8 as it is deployed.
+ * exists. The bench's measured runtimes ask for V8 as it is deployed (`v8Flags: []`).
  */
-export const STACK_V8_FLAGS = Object.freeze(["--single-threaded"]);
+export const LOCAL_V8_FLAGS = Object.freeze(["--single-threaded"]);
 
 /** Where a stack started with STRAD_STACK_INSPECT=1 writes the inspector port of the process serving `port`. */
 export const inspectorPortFile = (port) => join(tmpdir(), `strad-stack-inspector-${port}`);
 
+/**
+ * The whole stack on workerd through Miniflare, built as deployed, on 8787-8789. Resolves when each process
+ * answers GET /healthz; returns the ports, the Workers' output as lines tagged with their process's name
+ * (`quiet: false` prints them too), and stop().
+ */
 export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
   const processes = stackProcesses();
   const logs = [];
@@ -352,7 +354,7 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
       // STRAD_STACK_INSPECT=1 opens workerd's inspector on every Worker, for scripts/spin-watch.mjs to pause a
       // process that spins and print where each isolate is.
       const inspect = process.env.STRAD_STACK_INSPECT === "1" ? workers.map((w) => w.name) : [];
-      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect, v8Flags: [...STACK_V8_FLAGS] });
+      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect });
       if (started.inspectorPort !== undefined) writeFileSync(inspectorPortFile(p.port), String(started.inspectorPort));
       runtimes.push({ name: p.name, port: p.port, ...started });
     }

@@ -9,7 +9,7 @@ import { mostWithin, readCollection, stallVerdict, TraceUnavailable, traceCollec
 // @ts-expect-error: plain ESM helper without types
 import { closedLoop, startRuntime } from "../../scripts/bench-runtime.mjs";
 // @ts-expect-error: plain ESM helper without types
-import { STACK_V8_FLAGS } from "../../scripts/stack.mjs";
+import { LOCAL_V8_FLAGS } from "../../scripts/stack.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { withV8Flags } from "../../scripts/workerd-v8-flags.mjs";
 
@@ -51,8 +51,8 @@ it("gives workerd every V8 flag asked for and none otherwise, and puts the envir
       [[], "undefined"],
       // --expose-gc is the second of two: the list holds more than one flag.
       [["--trace-gc", "--expose-gc"], "function"],
-      // The stack's own flags: workerd takes them and serves.
-      [[...STACK_V8_FLAGS, "--expose-gc"], "function"],
+      // Every local runtime's own flags: workerd takes them and serves.
+      [[...LOCAL_V8_FLAGS, "--expose-gc"], "function"],
     ] as const) {
       const runtime = await startRuntime([PROBE(TYPEOF_GC)], { v8Flags });
       try {
