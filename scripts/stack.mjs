@@ -251,6 +251,9 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
   };
 }
 
+/** The runtime starts of this process, one after another (startRuntime). */
+let starts = Promise.resolve();
+
 /**
  * Starts one workerd process serving `workers` (the first is the entry) on `port` (a free loopback port by
  * default). `onOutput(stdout, stderr)` receives what the Workers write; by default it is read and dropped:
@@ -264,8 +267,19 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [], 
   const chosen = port === 0 ? await freePort() : port;
   // The bench reads some isolates' heaps through workerd's inspector (scripts/bench-heap.mjs); nothing else opens it.
   const inspectorPort = inspect.length > 0 ? await freePort() : undefined;
-  // V8 flags (the bench's --trace-gc) go in workerd's config, which Miniflare writes without them: a wrapper adds
-  // them (scripts/workerd-v8-flags.sh). Miniflare reads its runtime command when it spawns workerd, before it is ready.
+  // V8 flags go in workerd's config, which Miniflare writes without them: a wrapper adds them
+  // (scripts/workerd-v8-flags.sh). Miniflare reads its runtime command from the environment when it spawns workerd,
+  // before it is ready, so one start at a time has the environment, and puts it back before the next.
+  const turn = starts.then(() => startOne(workers, { chosen, onOutput, inspect, inspectorPort, v8Flags, lineBuffered }));
+  starts = turn.then(
+    () => undefined,
+    () => undefined,
+  );
+  const mf = await turn;
+  return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, inspectorPort, stop: () => mf.dispose() };
+}
+
+async function startOne(workers, { chosen, onOutput, inspect, inspectorPort, v8Flags, lineBuffered }) {
   const restoreEnv = v8Flags.length > 0 ? useWorkerdWithV8Flags(v8Flags, lineBuffered) : () => {};
   let mf;
   try {
@@ -287,7 +301,7 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [], 
   } finally {
     restoreEnv();
   }
-  return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, inspectorPort, stop: () => mf.dispose() };
+  return mf;
 }
 
 /** Points Miniflare's next workerd at scripts/workerd-v8-flags.sh with `flags`; returns what puts the environment back. */
@@ -295,9 +309,10 @@ function useWorkerdWithV8Flags(flags, lineBuffered) {
   const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS", "STRAD_LINE_BUFFERED"];
   const before = names.map((name) => process.env[name]);
   // The workerd Miniflare itself would run: one named by MINIFLARE_WORKERD_PATH already, or its own.
-  const workerd = before[0] ?? createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
+  const wrapper = join(ROOT, "scripts/workerd-v8-flags.sh");
+  const workerd = before[0] !== undefined && before[0] !== wrapper ? before[0] : createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
   Object.assign(process.env, {
-    MINIFLARE_WORKERD_PATH: join(ROOT, "scripts/workerd-v8-flags.sh"),
+    MINIFLARE_WORKERD_PATH: wrapper,
     STRAD_WORKERD: workerd,
     STRAD_NODE: process.execPath,
     STRAD_V8_FLAGS: JSON.stringify(flags),

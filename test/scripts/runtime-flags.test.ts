@@ -23,7 +23,7 @@ beforeAll(() => {
   const workerd = createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default as string;
   const spy = join(dir, "workerd");
   // Records STRAD_V8_FLAGS as it reached workerd ("none" when nothing went through the wrapper), then is workerd.
-  writeFileSync(spy, `#!/bin/sh\nprintf '%s' "\${STRAD_V8_FLAGS:-none}" > '${record}'\nexec '${workerd}' "$@"\n`);
+  writeFileSync(spy, `#!/bin/sh\nprintf '%s\\n' "\${STRAD_V8_FLAGS:-none}" >> '${record}'\nexec '${workerd}' "$@"\n`);
   chmodSync(spy, 0o755);
   before = process.env.MINIFLARE_WORKERD_PATH;
   process.env.MINIFLARE_WORKERD_PATH = spy;
@@ -44,7 +44,7 @@ async function flagsOf(start: () => Promise<{ url: string; stop(): Promise<void>
   } finally {
     await runtime.stop();
   }
-  return readFileSync(record, "utf8");
+  return readFileSync(record, "utf8").trimEnd();
 }
 
 it("runs a local workerd with LOCAL_V8_FLAGS, V8 without background threads", async () => {
@@ -60,3 +60,18 @@ it("runs the bench's measured workerd, and any that asks for none, with V8 as de
   // The wrapper was only ever in between: the user's MINIFLARE_WORKERD_PATH is back as it was.
   expect(process.env.MINIFLARE_WORKERD_PATH).toBe(join(dir, "workerd"));
 }, 30_000);
+
+it("hands each of several runtimes started at once its own flags, and puts the environment back once all are up", async () => {
+  rmSync(record, { force: true });
+  const asked = [["--trace-gc"], [], LOCAL_V8_FLAGS, ["--expose-gc"]];
+  const runtimes = await Promise.all(asked.map((v8Flags) => startRuntime([PROBE], { v8Flags })));
+  try {
+    for (const runtime of runtimes) expect(await (await fetch(runtime.url)).text()).toBe("up");
+  } finally {
+    await Promise.all(runtimes.map((r: { stop(): Promise<void> }) => r.stop()));
+  }
+  const handed = readFileSync(record, "utf8").trimEnd().split("\n").sort();
+  expect(handed).toEqual(asked.map((flags) => (flags.length === 0 ? "none" : JSON.stringify(flags))).sort());
+  expect(process.env.MINIFLARE_WORKERD_PATH).toBe(join(dir, "workerd"));
+  for (const name of ["STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS", "STRAD_LINE_BUFFERED"]) expect(process.env[name], name).toBeUndefined();
+}, 60_000);
