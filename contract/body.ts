@@ -52,8 +52,8 @@ export type DeclaredLength = "framed" | "claimed";
 function declaredLength(message: Request | Response): number | undefined {
   const value = message.headers.get("content-length");
   if (value === null || !/^\d{1,10}$/.test(value)) return undefined;
-  const encoding = message.headers.get("content-encoding");
-  return encoding === null || encoding.trim().toLowerCase() === "identity" || encoding.trim() === "" ? Number(value) : undefined;
+  const encoding = message.headers.get("content-encoding")?.trim().toLowerCase() ?? "";
+  return encoding === "" || encoding === "identity" ? Number(value) : undefined;
 }
 
 /** Reads a declared-length body natively; one that outgrew its declaration (a hand-built stream, never an HTTP peer) is still refused. */

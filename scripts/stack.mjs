@@ -304,13 +304,16 @@ async function startOne(workers, { chosen, onOutput, inspect, inspectorPort, v8F
   return mf;
 }
 
+/** The workerd binary Miniflare runs unless told otherwise: the one its own `workerd` dependency ships. */
+export const bundledWorkerd = () => createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
+
 /** Points Miniflare's next workerd at scripts/workerd-v8-flags.sh with `flags`; returns what puts the environment back. */
 function useWorkerdWithV8Flags(flags, lineBuffered) {
   const names = ["MINIFLARE_WORKERD_PATH", "STRAD_WORKERD", "STRAD_NODE", "STRAD_V8_FLAGS", "STRAD_LINE_BUFFERED"];
   const before = names.map((name) => process.env[name]);
   // The workerd Miniflare itself would run: one named by MINIFLARE_WORKERD_PATH already, or its own.
   const wrapper = join(ROOT, "scripts/workerd-v8-flags.sh");
-  const workerd = before[0] !== undefined && before[0] !== wrapper ? before[0] : createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default;
+  const workerd = before[0] !== undefined && before[0] !== wrapper ? before[0] : bundledWorkerd();
   Object.assign(process.env, {
     MINIFLARE_WORKERD_PATH: wrapper,
     STRAD_WORKERD: workerd,

@@ -1,7 +1,7 @@
 // workerd takes V8's flags only from its config (Config.v8Flags in workerd.capnp), and Miniflare writes that config
-// to workerd's stdin without them. For a bench runtime that asks for V8 flags (startRuntime's `v8Flags`,
-// scripts/stack.mjs), scripts/workerd-v8-flags.sh stands in for workerd: it runs this on Miniflare's config, which
-// adds the flags named in STRAD_V8_FLAGS (a JSON array), and then becomes workerd itself.
+// to workerd's stdin without them. For a local runtime with V8 flags (startRuntime's `v8Flags`, scripts/stack.mjs:
+// LOCAL_V8_FLAGS by default), scripts/workerd-v8-flags.sh stands in for workerd: it runs this on Miniflare's config,
+// which adds the flags named in STRAD_V8_FLAGS (a JSON array), and then becomes workerd itself.
 import { readFileSync, writeSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 

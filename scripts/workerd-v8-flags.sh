@@ -1,5 +1,5 @@
 #!/bin/sh
-# Miniflare's runtime command for a bench runtime that asks for V8 flags (startRuntime's `v8Flags`, scripts/stack.mjs):
+# Miniflare's runtime command for a local runtime with V8 flags (startRuntime's `v8Flags`, scripts/stack.mjs):
 # adds STRAD_V8_FLAGS to the config Miniflare writes on stdin (scripts/workerd-v8-flags.mjs), then becomes
 # $STRAD_WORKERD with Miniflare's arguments, so the process Miniflare spawned, watches and stops is workerd's own.
 # V8 prints what the flags ask for (--trace-gc's lines) through C's stdout, which holds 4 KiB at a time when it is a

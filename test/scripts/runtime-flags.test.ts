@@ -2,14 +2,13 @@
 // asks for V8 as deployed, which the bench's measured runtimes do (scripts/bench-runtime.mjs startMeasuredRuntime).
 // A stand-in for workerd records the flags it was handed through scripts/workerd-v8-flags.sh, then runs workerd.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
 import { startMeasuredRuntime } from "../../scripts/bench-runtime.mjs";
 // @ts-expect-error: plain ESM helper without types
-import { LOCAL_V8_FLAGS, startRuntime } from "../../scripts/stack.mjs";
+import { bundledWorkerd, LOCAL_V8_FLAGS, startRuntime } from "../../scripts/stack.mjs";
 
 const PROBE = { name: "flags-probe", modules: true, script: "export default { fetch() { return new Response('up') } }", compatibilityDate: "2026-04-26" };
 
@@ -20,7 +19,7 @@ let before: string | undefined;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "strad-flags-"));
   record = join(dir, "flags");
-  const workerd = createRequire(createRequire(import.meta.url).resolve("miniflare"))("workerd").default as string;
+  const workerd = bundledWorkerd() as string;
   const spy = join(dir, "workerd");
   // Records STRAD_V8_FLAGS as it reached workerd ("none" when nothing went through the wrapper), then is workerd.
   writeFileSync(spy, `#!/bin/sh\nprintf '%s\\n' "\${STRAD_V8_FLAGS:-none}" >> '${record}'\nexec '${workerd}' "$@"\n`);
