@@ -3,12 +3,12 @@
 // never answer one. With the emulation switch on, these routes stand behind an emulated Cloudflare
 // Access service-token policy, so tests prove the slug's confirmationHeaders reach this far.
 import { Hono, type MiddlewareHandler } from "hono";
-import { APPROVER_META_KEY } from "../contract/channel";
+import { APPROVER_META_KEY, DECIDED_AT_META_KEY } from "../contract/channel";
 import { MAX_CREATE_BODY_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_REVIEW_URL } from "../contract/elicitation";
 import { type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
-import { MAX_PENDING, MAX_PROMPTS } from "./settings";
+import { MAX_PENDING } from "./settings";
 import { promptReviewKey, secretEquals, sessionFromToken } from "./tokens";
 
 export const PROTOCOL_BASE = "/api/v1/elicitations/session";
@@ -35,11 +35,15 @@ const DECIDED: ReadonlySet<PromptRecord["status"]> = new Set(["accept", "decline
 /**
  * A poll's answer. A decided prompt also names who decided it under `_meta["dev.strad/approver"]`, as it was
  * recorded (the Access person's email, the dev identity, the operator API's dev-mode name), for the bundle's
- * audit trail (docs/rules.md R-AUDIT-4); `_meta` carries extra keys beside the protocol's own.
+ * audit trail (docs/rules.md R-AUDIT-4); every settled one says when it became final under
+ * `_meta["dev.strad/decided-at"]`: the store's time of the decision, or the expiry for `expired` (R-APPR-19).
+ * `_meta` carries extra keys beside the protocol's own.
  */
 export function pollAnswer(p: PromptRecord): { action: string; content: PromptRecord["content"]; _meta: Record<string, string> } {
   const meta: Record<string, string> = { [META_REQUEST_ID]: p.requestId, [META_EXPIRES_AT]: new Date(p.expiresAt).toISOString() };
   if (DECIDED.has(p.status) && p.decidedBy !== null) meta[APPROVER_META_KEY] = p.decidedBy;
+  const finalAt = p.status === "pending" ? null : p.status === "expired" ? p.expiresAt : p.decidedAt;
+  if (finalAt !== null) meta[DECIDED_AT_META_KEY] = new Date(finalAt).toISOString();
   return {
     action: p.status,
     content: p.status === "accept" ? p.content : null,
@@ -89,9 +93,8 @@ const create = async (c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Resp
       case "duplicate":
         return jsonError(409, "a prompt with this request id already exists in this session");
       case "too_many":
-        return jsonError(429, `this session has ${MAX_PENDING} pending prompts, the most it holds: wait for a decision or an expiry`);
-      case "full":
-        return jsonError(429, `this session keeps at most ${MAX_PROMPTS} prompts and is full: mint a new session, or wait for the retention period to clear decided ones`);
+        // The one hard cap (R-APPR-9): settled history never refuses a create, it makes room (R-APPR-17).
+        return jsonError(429, `this session already holds ${MAX_PENDING} pending prompts, the most it takes at once: wait for a decision or an expiry`);
     }
   }
   const { requestId } = parsed.prompt;

@@ -3,6 +3,7 @@
 // cannot find this page. Answering needs a person (person.ts), a CSRF token bound to that person and
 // a same-origin request; a decided or expired prompt is final.
 import { Hono, type MiddlewareHandler } from "hono";
+import { UNSAFE_CHARS } from "../contract/text";
 import { type AppContext, type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import reviewCss from "./page/review.client.css";
 import reviewJs from "./page/review.client.js";
@@ -51,6 +52,11 @@ export function refusal(p: PromptRecord): string {
   const verb = p.status === "accept" ? "accepted" : p.status === "cancel" ? "dismissed" : "declined";
   return `This prompt was already ${verb}${p.decidedBy === null ? "" : ` by ${p.decidedBy}`}; it cannot be decided again.`;
 }
+
+/** Where the page's script takes the one sanitiser's character class (docs/rules.md R-PROMPT-7). */
+export const UNSAFE_CHARS_PLACEHOLDER = '"__STRAD_UNSAFE_CHARS__"';
+/** The page's script as served: contract/text.ts's class written in, so the page shows as code points exactly what a bundle replaces. */
+export const REVIEW_SCRIPT = reviewJs.replace(UNSAFE_CHARS_PLACEHOLDER, () => JSON.stringify(UNSAFE_CHARS));
 
 const asset = (body: string, type: string) => () => new Response(body, { headers: { "content-type": type, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
 
@@ -122,7 +128,7 @@ async function decide(c: AppContext, requestId: string): Promise<Response> {
 }
 
 export const reviewRoutes = new Hono<AppEnv>();
-reviewRoutes.get("/assets/review.js", asset(reviewJs, "text/javascript; charset=utf-8"));
+reviewRoutes.get("/assets/review.js", asset(REVIEW_SCRIPT, "text/javascript; charset=utf-8"));
 reviewRoutes.get("/assets/review.css", asset(reviewCss, "text/css; charset=utf-8"));
 // Hono's "/review/:key/*" also matches "/review/:key" itself.
 reviewRoutes.use("/review/:key/*", reviewer);

@@ -1,6 +1,7 @@
 // One Durable Object per approval session: its prompts, their decisions, the polls held open on them.
 // A prompt expires at its expiry (alarm), and is deleted a retention period after it was decided or
-// expired; a session with nothing left is deleted a retention period after its last activity.
+// expired, or sooner when a full session needs its room for a new prompt; a session with nothing left is
+// deleted a retention period after its last activity.
 import { DurableObject } from "cloudflare:workers";
 import type { Json, NewPrompt } from "./prompt";
 import { type ApprovalsEnv, DEFAULT_RETENTION_SECONDS, MAX_PENDING, MAX_PROMPTS, readSettings } from "./settings";
@@ -23,7 +24,8 @@ export interface PromptRecord extends NewPrompt {
 export type Decision = { action: "accept"; content: { [key: string]: Json }; by: string } | { action: "decline"; by: string } | { action: "cancel"; by: string };
 
 export type Missing = "unknown_session" | "unknown_prompt";
-export type CreateResult = { ok: true } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" | "full" };
+/** `evicted`: the settled prompts dropped, oldest first, to make room for this one (R-APPR-17). */
+export type CreateResult = { ok: true; evicted: number } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" };
 export type PollResult = { ok: true; prompt: PromptRecord; longPoll: boolean } | { ok: false; reason: Missing };
 /** The review page's view: every pending prompt, the most recent settled ones, and how many older ones it leaves out. */
 export type ReviewList = { prompts: PromptRecord[]; older: number };
@@ -143,11 +145,22 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
   async create(prompt: NewPrompt, access: boolean): Promise<CreateResult> {
     if (!this.exists()) return { ok: false, reason: "unknown_session" };
     const now = Date.now();
+    // A prompt past its expiry is history now, whether or not its alarm ran: it neither counts as pending nor is spared below.
+    this.settle(now);
     if (this.read(prompt.requestId, now) !== undefined) return { ok: false, reason: "duplicate" };
-    const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status = 'pending' AND expires_at > ?", now).one().n;
+    const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status = 'pending'").one().n;
     if (pending >= MAX_PENDING) return { ok: false, reason: "too_many" };
+    // R-APPR-17: a full session makes room by dropping its oldest settled prompts (by when they settled), never a
+    // pending one; with fewer than MAX_PENDING pending there are always enough settled ones to drop.
     const kept = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts").one().n;
-    if (kept >= MAX_PROMPTS) return { ok: false, reason: "full" };
+    const evicted = Math.max(0, kept + 1 - MAX_PROMPTS);
+    if (evicted > 0) {
+      this.ctx.storage.sql.exec(
+        `DELETE FROM prompts WHERE request_id IN (
+           SELECT request_id FROM prompts WHERE status != 'pending' ORDER BY coalesce(decided_at, expires_at), created_at, request_id LIMIT ?)`,
+        evicted,
+      );
+    }
     this.ctx.storage.sql.exec(
       `INSERT INTO prompts (request_id, message, schema, tool_name, caller_session, created_at, expires_at, status, created_with_access)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
@@ -162,7 +175,7 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
     );
     this.touch(now);
     await this.schedule();
-    return { ok: true };
+    return { ok: true, evicted };
   }
 
   /** Answers at once, or holds up to waitMs (never past the expiry) until the prompt is decided. */

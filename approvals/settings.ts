@@ -53,10 +53,15 @@ export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600;
 export const MIN_SECRET_LENGTH = 32;
 export const MIN_OPERATOR_TOKEN_LENGTH = 16;
 export const MAX_DEV_ALARM_DELAY_MS = 10 * 60 * 1000;
-/** Pending prompts a session may hold at once: a runaway caller cannot fill the store (R-APPR-9). */
+/** Pending prompts a session may hold at once, the one hard cap: a runaway caller cannot fill the store (R-APPR-9). */
 export const MAX_PENDING = 100;
-/** Prompts a session keeps in all (pending, decided, expired, dismissed): a busy session cannot grow its store for ever. */
+/**
+ * Prompts a session keeps in all (pending, decided, expired, dismissed): a busy session cannot grow its store for
+ * ever. At the cap a create drops the oldest settled prompt (history), never a pending one (R-APPR-17).
+ */
 export const MAX_PROMPTS = 500;
+/** The settled history a session at its pending cap still keeps: what is left of MAX_PROMPTS. */
+export const MIN_HISTORY = MAX_PROMPTS - MAX_PENDING;
 /** Settled prompts the review page's JSON carries besides every pending one; older ones are only counted. */
 export const REVIEW_RECENT = 20;
 

@@ -11,6 +11,14 @@ export const CHANNEL_META_KEY = "dev.strad/elicitation";
  */
 export const APPROVER_META_KEY = "dev.strad/approver";
 
+/**
+ * The key under which an approval service's poll answer may say when a settled prompt became final: the store's
+ * time of the decision (accept, decline, a dismissal's cancel), or the expiry itself for `expired`; ISO-8601 in UTC.
+ * A flow that holds an approval past the call that asked can tell a decision made in time from one made after it
+ * (docs/rules.md R-APPR-19).
+ */
+export const DECIDED_AT_META_KEY = "dev.strad/decided-at";
+
 /** A roster caller id (worker/roster.ts holds the roster to the same pattern): lower-case letters, digits and single hyphens. */
 export const CALLER_ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 

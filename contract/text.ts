@@ -6,13 +6,18 @@
  * fillers (U+115F, U+1160, U+3164, U+FFA0), Mongolian separators and variation selectors, zero-width
  * characters, bidi marks, embeddings, overrides and isolates, line and paragraph separators, invisible
  * operators, variation selectors, BOM, interlinear annotation marks and the rest of Unicode's
- * default-ignorable code points (U+FFF0-U+FFF8, shorthand format controls, tags and variation selectors
- * U+E0000-U+E0FFF): each could forge a line, hide a character or disguise what a value says. The space-like
- * characters of a fixed or unusual width (U+1680, U+2000-U+200A, U+202F, U+205F, U+3000) too: a run of them
- * pads a value out to where a new line seems to start (docs/rules.md R-PROMPT-8).
+ * default-ignorable code points (U+FFF0-U+FFF8, shorthand format controls, musical beam and slur controls
+ * U+1D173-U+1D17A, tags and variation selectors U+E0000-U+E0FFF): each could forge a line, hide a character
+ * or disguise what a value says. The rest of the format characters (Cf: the prepended number marks U+0600-U+0605,
+ * U+06DD, U+070F, U+0890-U+0891, U+08E2, U+110BD, U+110CD, and the Egyptian hieroglyph format controls
+ * U+13430-U+1343F) change how the characters beside them render. The characters that are letters or symbols
+ * but draw nothing (U+2800 braille blank, U+16FE4 Khitan filler, U+1D159 musical null notehead) make a value
+ * look empty or shorter than it is. The space-like characters of a fixed or unusual width (U+1680,
+ * U+2000-U+200A, U+202F, U+205F, U+3000) too: a run of them pads a value out to where a new line seems to
+ * start (docs/rules.md R-PROMPT-3, R-PROMPT-8). Only U+0020 and U+00A0, ordinary-width spaces, stay.
  */
 export const UNSAFE_CHARS =
-  "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb\\u{1bca0}-\\u{1bca3}\\u{e0000}-\\u{e0fff}";
+  "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890\\u0891\\u08e2\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb\\u{110bd}\\u{110cd}\\u{13430}-\\u{1343f}\\u{16fe4}\\u{1bca0}-\\u{1bca3}\\u{1d159}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}";
 const UNSAFE = new RegExp(`[${UNSAFE_CHARS}]`, "gu");
 const UNSAFE_ONE = new RegExp(`[${UNSAFE_CHARS}]`, "u");
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;

@@ -14,11 +14,13 @@
   var clockOffset = 0;
   var failures = 0;
 
-  // Controls, bidi overrides, fillers and other invisible characters could hide or reorder what a person
-  // reads: show them as code points (the bundles already replace them; this holds for any other sender).
-  var INVISIBLE_CHARS =
-    "\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\u00AD\\u034F\\u061C\\u115F\\u1160\\u1680\\u17B4\\u17B5\\u180B-\\u180F\\u2000-\\u200F\\u2028-\\u202F\\u205F-\\u206F\\u3000\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFFB\\u{1BCA0}-\\u{1BCA3}\\u{E0000}-\\u{E0FFF}";
-  var INVISIBLE = new RegExp(`[${INVISIBLE_CHARS}]`, "gu");
+  // Controls, bidi overrides, fillers, blanks and other invisible characters could hide or reorder what a person
+  // reads: show them as code points (the bundles already replace them; this holds for any other sender). The class
+  // is the one sanitiser's (contract/text.ts UNSAFE_CHARS): the Worker writes it in where the placeholder stands as
+  // it serves this file (approvals/review.routes.ts), so the page and the bundles never keep two lists. In a "u"
+  // pattern \ud800-\udfff matches only a lone surrogate.
+  var INVISIBLE_CHARS = "__STRAD_UNSAFE_CHARS__";
+  var INVISIBLE = new RegExp(`[${INVISIBLE_CHARS}\\ud800-\\udfff]`, "gu");
   function visible(text) {
     return String(text).replace(INVISIBLE, (ch) => `\u27E6U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27E7`);
   }

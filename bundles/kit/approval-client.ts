@@ -2,7 +2,7 @@
 // It uses only fetch, AbortSignal and timers, so it runs the same in workerd and in Node tests.
 // Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
 // body, and every request is aborted at the deadline (docs/rules.md R-CLIENT-3, R-CLIENT-4, R-CLIENT-5).
-import { APPROVER_META_KEY } from "../../contract/channel";
+import { APPROVER_META_KEY, DECIDED_AT_META_KEY } from "../../contract/channel";
 import { CONFIRM_SCHEMA, isRequestId, isReservedChannelHeader, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
 import { cleanLine } from "../../contract/text";
 
@@ -52,10 +52,14 @@ export type NoAnswer = "decline" | "cancel" | "expired";
  */
 export type NoAnswerCause = "answered" | "caller_left" | "deadline" | "too_many_polls" | "unticked" | "unrecognised";
 
-/** `approver`: who decided, as the service's answer named it under `_meta["dev.strad/approver"]` (cleaned, capped), else null. */
+/**
+ * `approver`: who decided, as the service's answer named it under `_meta["dev.strad/approver"]` (cleaned, capped), else null.
+ * `decidedAt`: when the answer says the prompt became final (`_meta["dev.strad/decided-at"]`, epoch ms), present only when
+ * it named a valid ISO-8601 time; the service's word, for a flow that checks a decision came before its own expiry.
+ */
 export type ApprovalResult =
-  | { ok: true; answer: "accept"; content: Record<string, unknown>; approver: string | null }
-  | { ok: true; answer: NoAnswer; why?: string; cause: NoAnswerCause; approver: string | null }
+  | { ok: true; answer: "accept"; content: Record<string, unknown>; approver: string | null; decidedAt?: number }
+  | { ok: true; answer: NoAnswer; why?: string; cause: NoAnswerCause; approver: string | null; decidedAt?: number }
   | { ok: false; error: ApprovalError };
 
 export function describeApprovalError(error: ApprovalError): string {
@@ -237,29 +241,42 @@ export function approverFrom(value: unknown): string | null {
   return clean === "" ? null : clean;
 }
 
+const ISO_8601_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/** When the answer says the prompt became final (docs/rules.md R-APPR-19): epoch ms of a valid ISO-8601 UTC time, else undefined. */
+export function decidedAtFrom(value: unknown): number | undefined {
+  if (typeof value !== "string" || !ISO_8601_UTC.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? at : undefined;
+}
+
 function answerOf(body: unknown): ApprovalResult | "pending" {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the answer is not a JSON object" } };
   }
   const { action, content, _meta: meta } = body as { action?: unknown; content?: unknown; _meta?: unknown };
+  const metaOf = (key: string): unknown => (typeof meta === "object" && meta !== null && !Array.isArray(meta) && Object.hasOwn(meta, key) ? (meta as Record<string, unknown>)[key] : undefined);
   // Who decided, for the audit trail only: never shown to the caller, never a reason to act.
-  const approver =
-    typeof meta === "object" && meta !== null && !Array.isArray(meta) && Object.hasOwn(meta, APPROVER_META_KEY) ? approverFrom((meta as Record<string, unknown>)[APPROVER_META_KEY]) : null;
+  const approver = approverFrom(metaOf(APPROVER_META_KEY));
+  const at = decidedAtFrom(metaOf(DECIDED_AT_META_KEY));
+  const when = at === undefined ? {} : { decidedAt: at };
+  // The action is matched exactly, as the pulsemcp protocol spells it: `ACCEPT`, `Accept`, ` accept` or a look-alike
+  // is an unrecognised action, which is a decline (docs/rules.md R-CLIENT-2).
   switch (action) {
     case "pending":
       return "pending";
     case "accept":
       // Only a ticked confirm box acts; an accept without it is a decline.
       if (typeof content === "object" && content !== null && (content as Record<string, unknown>).confirm === true) {
-        return { ok: true, answer: "accept", content: content as Record<string, unknown>, approver };
+        return { ok: true, answer: "accept", content: content as Record<string, unknown>, approver, ...when };
       }
-      return { ok: true, answer: "decline", why: "the confirm box was not ticked", cause: "unticked", approver };
+      return { ok: true, answer: "decline", why: "the confirm box was not ticked", cause: "unticked", approver, ...when };
     case "decline":
     case "cancel":
-      return { ok: true, answer: action, cause: "answered", approver };
+      return { ok: true, answer: action, cause: "answered", approver, ...when };
     case "expired":
       // Nobody decides an expiry.
-      return { ok: true, answer: action, cause: "answered", approver: null };
+      return { ok: true, answer: action, cause: "answered", approver: null, ...when };
     default:
       return { ok: true, answer: "decline", why: "the answer was not recognised", cause: "unrecognised", approver: null };
   }

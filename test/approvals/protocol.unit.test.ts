@@ -267,7 +267,9 @@ describe("who decided, for the bundle's audit trail", () => {
     await sleep(1500);
     const expired = await poll(elicitationUrl, expiring);
     expect(expired.body.action).toBe("expired");
-    expect(expired.body._meta, "R-AUDIT-4: an expiry is nobody's decision").toEqual({ "com.pulsemcp/request-id": expiring, "com.pulsemcp/expires-at": expect.any(String) });
+    // Issue 26 (R-APPR-19): the answer also says when the expiry made it final, the expiry itself.
+    const expiresAt = expired.body._meta?.["com.pulsemcp/expires-at"];
+    expect(expired.body._meta, "R-AUDIT-4: an expiry is nobody's decision").toEqual({ "com.pulsemcp/request-id": expiring, "com.pulsemcp/expires-at": expiresAt, "dev.strad/decided-at": expiresAt });
   }, 30_000);
 });
 

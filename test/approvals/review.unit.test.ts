@@ -179,6 +179,8 @@ describe("deciding", () => {
         "com.pulsemcp/request-id": id,
         "com.pulsemcp/expires-at": expect.any(String),
         "dev.strad/approver": "dev mode (nobody signed in)",
+        // Issue 26 (R-APPR-19): every settled answer also says when it became final.
+        "dev.strad/decided-at": expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       });
     }
   });

@@ -1,6 +1,6 @@
 // Covers bundles/kit/approval-client.ts, the fallback-elicitation protocol client, against a hostile local approval service.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApprovalRequest, describeApprovalError, MAX_ANSWER_BYTES, requestApproval } from "../../../bundles/kit/approval-client";
+import { type ApprovalRequest, decidedAtFrom, describeApprovalError, MAX_ANSWER_BYTES, pollPrompt, requestApproval } from "../../../bundles/kit/approval-client";
 import { HostileServer, startSink } from "./helpers/hostile-server";
 
 const EDGE = { "CF-Access-Client-Id": "edge-id.access", "CF-Access-Client-Secret": "edge-secret-0123456789" };
@@ -262,5 +262,73 @@ describe("a dropped call", () => {
     drop.abort();
     expect(await ask(hostile.route(route, {}), { signal: drop.signal })).toMatchObject({ ok: true, answer: "cancel" });
     expect(hostile.requestsTo(route)).toEqual([]);
+  });
+});
+
+describe("issue 26: the action is matched exactly", () => {
+  // The pulsemcp protocol: an unrecognised action is a decline (R-CLIENT-2). None of these is the protocol's word, so none acts.
+  const variants: [string, unknown][] = [
+    ["ACCEPT", "ACCEPT"],
+    ["Accept", "Accept"],
+    ["a leading space", " accept"],
+    ["a trailing space", "accept "],
+    ["a trailing line feed", "accept\n"],
+    ["a leading tab", "\taccept"],
+    ["a zero-width space after it", "accept\u200b"],
+    ["a zero-width space before it", "\u200baccept"],
+    ["a trailing NUL", "accept\u0000"],
+    ["fullwidth letters", "\uff41\uff43\uff43\uff45\uff50\uff54"],
+    ["a Cyrillic a", "\u0430ccept"],
+    ["accepted", "accepted"],
+    ["a list holding accept", ["accept"]],
+    ["an object", { accept: true }],
+    ["true", true],
+    ["PENDING", "PENDING"],
+    ["Pending", "Pending"],
+    ["DECLINE", "DECLINE"],
+  ];
+
+  it.each(variants)("counts an action of %s as a decline, acts on nothing and polls no more", async (_label, action) => {
+    const route = name();
+    const url = hostile.route(route, { poll: () => ({ body: { action, content: { confirm: true }, _meta: { "dev.strad/approver": "ada@example.com" } } }) });
+    expect(await ask(url)).toEqual({ ok: true, answer: "decline", why: "the answer was not recognised", cause: "unrecognised", approver: null });
+    // Not read as pending either: the first poll's answer is final.
+    expect(hostile.requestsTo(route).filter((r) => r.method === "GET")).toHaveLength(1);
+  });
+
+  it.each(variants)("counts an action of %s as a decline in the one-poll reader Approval Flow uses", async (_label, action) => {
+    const route = name();
+    const url = hostile.route(route, { poll: () => ({ body: { action, content: { confirm: true } } }) });
+    const read = await pollPrompt({ url, headers: EDGE, requestId: "r-1", waitS: 0, deadline: Date.now() + 5_000, signal: new AbortController().signal });
+    expect(read).toEqual({ ok: true, answer: "decline", why: "the answer was not recognised", cause: "unrecognised", approver: null });
+  });
+});
+
+describe("issue 26: when the prompt became final", () => {
+  it.each([
+    ["2026-12-01T10:00:00.000Z", Date.UTC(2026, 11, 1, 10)],
+    ["2026-12-01T10:00:00Z", Date.UTC(2026, 11, 1, 10)],
+    ["2026-12-01T10:00:00.123456Z", Date.UTC(2026, 11, 1, 10, 0, 0, 123)],
+    ["2026-12-01T10:00:00+01:00", undefined],
+    ["2026-12-01", undefined],
+    ["2026-13-45T99:99:99Z", undefined],
+    [" 2026-12-01T10:00:00Z", undefined],
+    ["yesterday", undefined],
+    [Date.UTC(2026, 11, 1, 10), undefined],
+    [null, undefined],
+  ])("reads decided-at %j as %j", (value, expected) => {
+    expect(decidedAtFrom(value)).toBe(expected);
+  });
+
+  it("hands on the answer's _meta dev.strad/decided-at as decidedAt, and leaves it out when the answer has none", async () => {
+    const at = "2026-12-01T10:00:00.000Z";
+    const stamped = hostile.route(name(), { poll: () => ({ body: { action: "accept", content: { confirm: true }, _meta: { "dev.strad/decided-at": at } } }) });
+    expect(await ask(stamped)).toEqual({ ok: true, answer: "accept", content: { confirm: true }, approver: null, decidedAt: Date.parse(at) });
+    const declined = hostile.route(name(), { poll: () => ({ body: { action: "decline", _meta: { "dev.strad/decided-at": at } } }) });
+    expect(await ask(declined)).toMatchObject({ answer: "decline", decidedAt: Date.parse(at) });
+    const bare = hostile.route(name(), { poll: () => ({ body: { action: "accept", content: { confirm: true } } }) });
+    expect(Object.hasOwn(await ask(bare), "decidedAt")).toBe(false);
+    const junk = hostile.route(name(), { poll: () => ({ body: { action: "accept", content: { confirm: true }, _meta: { "dev.strad/decided-at": "soon" } } }) });
+    expect(Object.hasOwn(await ask(junk), "decidedAt")).toBe(false);
   });
 });
