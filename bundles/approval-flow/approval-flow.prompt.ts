@@ -96,9 +96,10 @@ export interface FlowPrompt {
 export function buildFlowPrompt(p: FlowPrompt): string {
   const head = buildPrompt(p.slug, {
     heading: "The agent asks you to approve the payload below before it carries it out.",
+    // The person is told how long a yes lasts, and the bundle holds apply to it (docs/rules.md R-FLOW-12).
     consequence: [
       "If you approve, the agent is handed exactly this payload, once, to carry out; it cannot change it. If you decline, or nobody decides in time, nothing is handed out.",
-      `This request expires at ${new Date(p.expiresAt).toISOString()}.`,
+      `This request expires at ${new Date(p.expiresAt).toISOString()}. Your approval lasts until then: the agent cannot carry the payload out after it.`,
     ].join("\n"),
     values: [{ label: PURPOSE_LABEL, value: p.purpose }],
   });

@@ -2,7 +2,8 @@
 // id), so one caller's request ids are never even looked up in another's (docs/rules.md R-FLOW-5). A request holds
 // the payload exactly as given (compact JSON, capped), the approval request id, the approval session it was made on
 // (a digest of the approval URL, never the URL), its expiry, and its status; the status only moves forward:
-// pending -> approved | rejected | expired, approved -> applied, once (docs/rules.md R-FLOW-4).
+// pending -> approved | rejected | expired, approved -> applied, once and only before the expiry the person was shown
+// (docs/rules.md R-FLOW-4, R-FLOW-12).
 import { DurableObject } from "cloudflare:workers";
 
 export type FlowStatus = "pending" | "approved" | "rejected" | "applied" | "expired";
@@ -47,8 +48,12 @@ export interface FlowStoreApi {
   drop(id: string): Promise<void>;
   get(id: string): Promise<FlowRecord | undefined>;
   settle(id: string, status: Settled, approver: string | null): Promise<SettleFlow>;
-  /** approved -> applied, once: the payload for the one call that moved it, nothing for any other. */
-  apply(id: string): Promise<ApplyFlow>;
+  /**
+   * approved -> applied, once and only while the expiry is still ahead: the payload for the one call that moved it,
+   * nothing for any other. `at` is the caller's clock (epoch ms); it can only move the check later than the store's
+   * own clock, never earlier.
+   */
+  apply(id: string, at?: number): Promise<ApplyFlow>;
 }
 
 /** Pending requests one caller may hold at once, and requests kept in all, so a runaway agent cannot fill the store. */
@@ -148,9 +153,12 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
     return record === undefined ? undefined : { record, changed };
   }
 
-  async apply(id: string): Promise<ApplyFlow> {
+  async apply(id: string, at?: number): Promise<ApplyFlow> {
+    // The yes lasts as long as the person was told: an approval is applied only before its expiry, checked here, where
+    // it is used, on the later of the two clocks (docs/rules.md R-FLOW-12).
+    const now = Math.max(Date.now(), at !== undefined && Number.isFinite(at) ? at : 0);
     // Tested and moved in one statement: two applies racing on one request cannot both be handed the payload.
-    const moved = this.ctx.storage.sql.exec("UPDATE flows SET status = 'applied', applied_at = ? WHERE id = ? AND status = 'approved'", Date.now(), id).rowsWritten > 0;
+    const moved = this.ctx.storage.sql.exec("UPDATE flows SET status = 'applied', applied_at = ? WHERE id = ? AND status = 'approved' AND expires_at > ?", now, id, now).rowsWritten > 0;
     const record = this.row(id);
     if (moved && record !== undefined) return { ok: true, payload: record.payload };
     return { ok: false, record };

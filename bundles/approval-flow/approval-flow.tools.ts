@@ -6,6 +6,7 @@
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { META_REVIEW_URL } from "../../contract/elicitation";
+import { slugNamespace } from "../../contract/slug";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import { type ApprovalError, createPrompt, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, LONG_POLL_WAIT_S, type PromptPolled, pollPrompt } from "../kit/approval-client";
 import { type AuditReason, audit, auditTrail } from "../kit/audit";
@@ -40,6 +41,12 @@ export const QUICK_POLL_MS = 5_000;
 export const CREATE_TIMEOUT_MS = 15_000;
 /** The longest reviewUrl handed on; a longer one, or anything but an absolute https (or loopback http) URL, is null. */
 export const MAX_REVIEW_URL_CHARS = 2048;
+/**
+ * The slug's own setting that hands the agent each request's review link: `<SLUG>__REVIEW_URL_TO_AGENT`, exactly
+ * "true" (a roster `env` entry of the slug). Off by default: the link opens a decision page, and the agent's words
+ * are not where a person should find it (docs/rules.md R-FLOW-9).
+ */
+export const REVIEW_URL_SETTING = "REVIEW_URL_TO_AGENT";
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const ANNOTATIONS = {
@@ -84,6 +91,11 @@ export function ttlSeconds(requested: number | undefined): number {
 export async function sessionTag(url: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(url));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Whether this slug opts in to handing the agent the review link: its own namespaced setting, exactly "true"; a bare name is not read (another slug of the bundle could set it). */
+export function handsOnReviewUrl(env: Record<string, unknown>, slug: string): boolean {
+  return env[`${slugNamespace(slug)}${REVIEW_URL_SETTING}`] === "true";
 }
 
 /** The review page's URL as the approval service named it, when it is one to hand on; otherwise null. */
@@ -166,10 +178,18 @@ async function settle(r: Ready, record: FlowRecord, status: Settled, approver: s
   return settled.record;
 }
 
-/** A pending request as a poll answered it: settled when the answer was one, unchanged while pending. */
-async function settleFrom(r: Ready, record: FlowRecord, polled: Exclude<PromptPolled, { ok: false }>): Promise<FlowRecord> {
+/**
+ * A pending request as a poll answered it: settled when the answer was one, unchanged while pending. An accept read at
+ * or after the expiry counts as expired, unless the service's answer says it was decided before the expiry (its
+ * `decidedAt`): a yes is only as good as the window the person was shown (docs/rules.md R-FLOW-12).
+ */
+async function settleFrom(r: Ready, record: FlowRecord, polled: Exclude<PromptPolled, { ok: false }>, readAt: number): Promise<FlowRecord> {
   if (polled.answer === "pending") return record;
-  if (polled.answer === "accept") return settle(r, record, "approved", polled.approver, { outcome: "approved" });
+  if (polled.answer === "accept") {
+    const inTime = readAt < record.expiresAt || (polled.decidedAt !== undefined && polled.decidedAt < record.expiresAt);
+    if (!inTime) return settle(r, record, "expired", null, { outcome: "expired", reason: "deadline" });
+    return settle(r, record, "approved", polled.approver, { outcome: "approved" });
+  }
   const line = noAnswerLine(polled.answer, polled.cause);
   return settle(r, record, polled.answer === "expired" ? "expired" : "rejected", polled.approver, line);
 }
@@ -193,7 +213,7 @@ async function observe(r: Ready, start: FlowRecord, until: number): Promise<Obse
     const now = Date.now();
     if (now >= record.expiresAt) {
       const last = await poll(0, now + QUICK_POLL_MS);
-      if (last.ok && last.answer !== "pending") return { ok: true, record: await settleFrom(r, record, last) };
+      if (last.ok && last.answer !== "pending") return { ok: true, record: await settleFrom(r, record, last, Date.now()) };
       // Nothing decided in time (or no word from the service): the deadline decides.
       return { ok: true, record: await settle(r, record, "expired", null, { outcome: "expired", reason: "deadline" }) };
     }
@@ -215,7 +235,7 @@ async function observe(r: Ready, start: FlowRecord, until: number): Promise<Obse
       audit("refused", { reason: SERVICE_REASON[polled.error.code] }, r.scope);
       return { ok: false, answer: text(`Not done: ${describeApprovalError(polled.error)}. The request's status is unknown for now; nothing was applied.`) };
     }
-    record = await settleFrom(r, record, polled);
+    record = await settleFrom(r, record, polled, Date.now());
     if (record.status !== "pending") return { ok: true, record };
     if (Date.now() >= until && Date.now() < record.expiresAt) return { ok: true, record };
     // A service that answered at once (no long-poll) is asked again after the poll interval, within the bound.
@@ -238,7 +258,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const statusOf = (record: FlowRecord): FlowStatus => record.status;
+/** The status the agent is told: an approval not applied by its expiry has run out, and is expired (docs/rules.md R-FLOW-12). */
+export const statusOf = (record: FlowRecord, now: number = Date.now()): FlowStatus => (record.status === "approved" && now >= record.expiresAt ? "expired" : record.status);
 
 async function requestApproval(args: { purpose: string; payload?: unknown; ttlSeconds?: number }): Promise<CallToolResult> {
   const got = ready();
@@ -251,6 +272,8 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   const id = crypto.randomUUID();
   const proposed = crypto.randomUUID();
   const slug = r.call.channel.kind === "ask" ? r.call.channel.channel.slug : r.scope.mount;
+  // The review link is asked for, and handed on, only where the slug opts in (R-FLOW-9).
+  const withReviewUrl = handsOnReviewUrl(r.scope.env, slug);
   let message: string;
   try {
     message = buildFlowPrompt({ slug, purpose: args.purpose, payload: JSON.parse(payload.text), expiresAt });
@@ -290,7 +313,7 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
     toolName: r.call.toolName,
     requestId: proposed,
     expiresAt,
-    meta: { [META_REVIEW_URL]: true },
+    ...(withReviewUrl ? { meta: { [META_REVIEW_URL]: true } } : {}),
     deadline: Math.min(r.deadline, Date.now() + CREATE_TIMEOUT_MS),
     signal: r.scope.signal,
   });
@@ -308,7 +331,13 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   }
   audit("asked", {}, r.scope);
   // No URL-mode prompt reaches the host through the stateless gateway (ARCHITECTURE.md, "Approval Flow").
-  return json({ elicitationId: id, status: "pending", reviewUrl: reviewUrlFrom(created.meta), expiresAt: new Date(expiresAt).toISOString(), elicitationDelivered: false });
+  return json({
+    elicitationId: id,
+    status: "pending",
+    reviewUrl: withReviewUrl ? reviewUrlFrom(created.meta) : null,
+    expiresAt: new Date(expiresAt).toISOString(),
+    elicitationDelivered: false,
+  });
 }
 
 /** What await_approval, check_status and apply share: a usable channel, and a request this caller made on this session. */
@@ -351,6 +380,10 @@ const NOT_APPLIED: Record<Exclude<FlowStatus, "approved" | "applied">, string> =
   expired: "Not applied: the request expired before anyone approved it. Ask for approval again.",
 };
 
+/** Why an approval that ran out is not applied: the person was told it ends at the expiry (R-FLOW-12). */
+const ranOut = (record: FlowRecord): string =>
+  `Not applied: the approval ran out at ${new Date(record.expiresAt).toISOString()}, the expiry the person was shown, before it was applied. Nothing is handed out for it; ask for approval again.`;
+
 function apply(args: { elicitationId: string }): Promise<CallToolResult> {
   return onOwnRequest(args.elicitationId, (r, start) => applyOwn(r, start));
 }
@@ -367,10 +400,16 @@ async function applyOwn(r: Ready, start: FlowRecord): Promise<CallToolResult> {
     audit("refused", { reason: "not_approved" }, r.scope);
     return json({ status: record.status, message: NOT_APPLIED[record.status] }, true);
   }
+  // An approval is used only inside the window the person was shown; the store checks it again as it hands out.
+  if (Date.now() >= record.expiresAt) {
+    audit("refused", { reason: "not_approved" }, r.scope);
+    return json({ status: "expired", message: ranOut(record) }, true);
+  }
   // A gated write like any other: the approval covers this request as the person saw it, and the call must win its
   // single claim (held while the gateway vouches for its caller) before the store hands the payload out, once.
   r.call.approval = { fingerprint: record.fingerprint, approved: true };
   let handed: string | undefined;
+  let lapsed = false;
   try {
     const response = await gatedWrite(
       APPLY_URL,
@@ -380,12 +419,15 @@ async function applyOwn(r: Ready, start: FlowRecord): Promise<CallToolResult> {
         needsApproval: true,
         words: APPLY_WORDS,
         fetch: async () => {
-          const applied = await r.store.apply(record.id);
+          const applied = await r.store.apply(record.id, Date.now());
           if (applied.ok) handed = applied.payload;
+          // Still approved but not applied: the expiry came while the call won its claim.
+          else lapsed = applied.record?.status === "approved";
           return new Response(null, { status: applied.ok ? 200 : 409 });
         },
       },
     );
+    if (lapsed) return json({ status: "expired", message: ranOut(record) }, true);
     if (handed === undefined || response.status !== 200) {
       return json({ status: "applied", message: "Already applied: the payload was handed out once, by an earlier apply, and is not handed out again." });
     }
@@ -438,7 +480,8 @@ export function approvalFlowServer(mount: string, _env: Record<string, unknown>)
   register(
     "apply",
     {
-      description: "Hands back the approved payload, once, for the agent to carry out. A pending, rejected or expired request cannot be applied; a second apply answers applied without the payload.",
+      description:
+        "Hands back the approved payload, once, for the agent to carry out, and only before the request's expiresAt: an approval not applied by then has run out. A pending, rejected or expired request cannot be applied; a second apply answers applied without the payload.",
       inputSchema: IdInput,
       annotations: ANNOTATIONS.apply,
     },

@@ -305,6 +305,12 @@ export function humanSize(bytes: number): string {
 
 const lines = (label: string, list: readonly string[]): PromptValue[] => list.map((value) => ({ label, value }));
 
+/**
+ * The subject, shown verbatim like every value that goes out. An empty one is said by its label, never by a stand-in
+ * text such as "(no subject)", which a real subject could equal (docs/rules.md R-PROMPT-13).
+ */
+const subjectLine = (label: string, subject: string): PromptValue => (subject === "" ? { label: `${label} (none)`, value: "" } : { label, value: subject });
+
 export function sendPrompt(target: SendTarget): PromptSpec {
   if (target.kind === "draft") {
     const d = target.draft;
@@ -323,7 +329,7 @@ export function sendPrompt(target: SendTarget): PromptSpec {
         ...(d.to.length === 0 ? [{ label: "To", value: "(none)" }] : lines("To", d.to.map(shownAddress))),
         ...lines("Cc", d.cc.map(shownAddress)),
         ...lines("Bcc", d.bcc.map(shownAddress)),
-        { label: "Subject", value: d.subject === "" ? "(no subject)" : d.subject },
+        subjectLine("Subject", d.subject),
         ...lines("Attachment", d.attachments),
       ],
     };
@@ -337,7 +343,7 @@ export function sendPrompt(target: SendTarget): PromptSpec {
       ...lines("Cc", target.cc.map(shownAddress)),
       ...lines("Bcc", target.bcc.map(shownAddress)),
       // A reply's default subject was written by whoever sent the original: the label says so (docs/rules.md R-PROMPT-11).
-      { label: target.subjectFrom === "original" ? "Subject (from the original mail)" : "Subject", value: target.subject === "" ? "(no subject)" : target.subject },
+      subjectLine(target.subjectFrom === "original" ? "Subject (from the original mail)" : "Subject", target.subject),
       ...(target.reply === undefined ? [] : [{ label: "In reply to message", value: target.reply.messageId }]),
       ...target.attachments.map((a) => ({ label: "Attachment", value: `${a.filename} (${humanSize(a.bytes.byteLength)})` })),
     ],

@@ -2,9 +2,10 @@
 // chose sits on its own labelled line under a heading saying so. Never upstream free text (mail bodies, pad
 // content, secret values): whoever wrote that could forge the question (docs/rules.md R-PROMPT-1, R-PROMPT-2).
 // A value that binds the approval is shown whole or not at all: the call fails before anyone is asked
-// (docs/rules.md R-PROMPT-9).
+// (docs/rules.md R-PROMPT-9). Two display kinds: a value that binds is shown verbatim, so two different values never
+// look alike (R-PROMPT-13); free text that does not bind is display-only, collapsed and cut (R-PROMPT-8).
 import { MAX_PROMPT_BYTES } from "../../contract/elicitation";
-import { charCount, cleanLine as cleanText } from "../../contract/text";
+import { charCount, cleanLine as cleanText, UNSAFE_CHARS } from "../../contract/text";
 
 export { REPLACEMENT } from "../../contract/text";
 export { MAX_PROMPT_BYTES };
@@ -24,8 +25,9 @@ export interface PromptValue {
   label: string;
   value: string | number | boolean;
   /**
-   * Whether the approval is bound to this value (a recipient, a subject, a file name, an id): such a value
-   * is shown whole or the call fails. Only free text that does not decide what happens may be cut. Default true.
+   * Whether the approval is bound to this value (a recipient, a subject, a file name, an id, text that is written):
+   * such a value is shown verbatim (showVerbatim) and whole, or the call fails. `false` makes it display-only text,
+   * which is collapsed and may be cut: only for free text that does not decide what happens. Default true.
    */
   binds?: boolean;
 }
@@ -56,14 +58,88 @@ export function cleanLine(text: string, max: number = MAX_VALUE_CHARS): string {
   return cleanText(text, max);
 }
 
-/** A caller value as shown: the shared sanitiser with runs of whitespace collapsed, so no value pads itself out to a new line. */
+/** How a space that is not a single space between two other characters is shown in a verbatim value. */
+export const SPACE_MARK = "\u2420";
+
+const UNSAFE_ONE = new RegExp(`[${UNSAFE_CHARS}]`, "u");
+/** Controls, format characters, surrogates, private-use and unassigned code points, every space but U+0020, and Unicode's default-ignorables. */
+const NOT_SHOWN_AS_ITSELF = /[\p{C}\p{Z}\p{Default_Ignorable_Code_Point}]/u;
+const COMBINING = /\p{M}/u;
+/** Whatever showVerbatim might write otherwise than as itself (the spaces of Zs but U+0020 spelt out); text with none of it, no space at an end and no run is shown as it is. */
+const NEEDS_CARE = new RegExp(`[\\\\\\t\\n\\r\\u2420${UNSAFE_CHARS}\\p{C}\\p{Zl}\\p{Zp}\\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000\\p{Default_Ignorable_Code_Point}\\p{M}]|^ | $| {2}`, "u");
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+function escaped(ch: string): string {
+  const code = ch.codePointAt(0) as number;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * A value exactly as it will be written, on one line, with nothing in it hidden (docs/rules.md R-PROMPT-13). The
+ * text stays as it is except: a backslash is `\\`; a tab, line feed and carriage return are `\t`, `\n`, `\r`; every
+ * other control, format, invisible, blank-looking, bidi, private-use or unassigned code point, every space but
+ * U+0020 (U+00A0 included), a lone surrogate, a combining mark with nothing to sit on, and the mark itself are
+ * `\uXXXX` (`\u{XXXXX}` past U+FFFF); so is a code point that Unicode holds to be the same text as another spelling
+ * (canonically equivalent: `e` + U+0301 beside `é`, U+212B beside `Å`, U+037E beside `;`), which would otherwise
+ * look exactly like it. A space is itself only between two characters that are not spaces, and is SPACE_MARK at
+ * either end of the value or in a run. So two different values are never shown alike: the shown text reads back as
+ * exactly one value.
+ */
+export function showVerbatim(text: string): string {
+  // Text already in NFC holds no spelling that composes or has a canonical twin (lookAlike below).
+  const composed = text.normalize("NFC") === text;
+  if (composed && !NEEDS_CARE.test(text)) return text;
+  const chars = [...text];
+  let shown = "";
+  // The last character shown as itself, if the last thing shown was one: a combining mark may sit only on such a
+  // character (after a space or an escape it would join the character before it, or the ": " of the label).
+  let prev: string | undefined;
+  chars.forEach((ch, i) => {
+    if (ch === " ") {
+      const single = i > 0 && i < chars.length - 1 && chars[i - 1] !== " " && chars[i + 1] !== " ";
+      shown += single ? " " : SPACE_MARK;
+      prev = undefined;
+      return;
+    }
+    // Printable ASCII but the backslash is itself: nothing composes with it or hides in it.
+    if (ch > " " && ch < "\u007f" && ch !== "\\") {
+      shown += ch;
+      prev = ch;
+      return;
+    }
+    const named = NAMED_ESCAPES[ch];
+    const lookAlike = !composed && (ch.normalize("NFC") !== ch || (prev !== undefined && (prev + ch).normalize("NFC") !== prev + ch));
+    if (named !== undefined) {
+      shown += named;
+      prev = undefined;
+    } else if (ch === SPACE_MARK || UNSAFE_ONE.test(ch) || NOT_SHOWN_AS_ITSELF.test(ch) || (COMBINING.test(ch) && prev === undefined) || lookAlike) {
+      shown += escaped(ch);
+      prev = undefined;
+    } else {
+      shown += ch;
+      prev = ch;
+    }
+  });
+  return shown;
+}
+
+/**
+ * A caller value as shown. One that binds is verbatim and whole, or the call fails: the cap counts the characters
+ * shown, escapes included (docs/rules.md R-PROMPT-9, R-PROMPT-13). Display-only text goes through the shared
+ * sanitiser with runs of whitespace collapsed, so it cannot pad itself out to a new line, and is cut (R-PROMPT-8).
+ */
 function shownValue(label: string, value: PromptValue["value"], binds: boolean): string {
   const text = String(value);
   if (!binds) return cleanText(text, MAX_VALUE_CHARS, { collapse: true });
-  const whole = cleanText(text, Number.POSITIVE_INFINITY, { collapse: true });
+  const whole = showVerbatim(text);
   const chars = charCount(whole);
   if (chars > MAX_BOUND_VALUE_CHARS) {
-    throw new PromptRefusal(`the ${cleanLine(label, 60)} value is ${chars} characters long, more than the ${MAX_BOUND_VALUE_CHARS} a prompt shows whole, and it is never shown cut`, "value_too_long");
+    const written = charCount(text);
+    const spelt = written === chars ? "" : ` as shown (${written} as written, with its whitespace and invisible characters spelt out)`;
+    throw new PromptRefusal(
+      `the ${cleanLine(label, 60)} value is ${chars} characters long${spelt}, more than the ${MAX_BOUND_VALUE_CHARS} a prompt shows whole, and it is never shown cut`,
+      "value_too_long",
+    );
   }
   return whole;
 }

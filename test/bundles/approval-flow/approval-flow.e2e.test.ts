@@ -1,6 +1,6 @@
 // Approval Flow through the whole stack: the gateway, the bundle and its Durable Object, the reference approval
 // service and a person in Chromium on the review page the request names. Request, wait, decide, apply once; reject;
-// expiry; the long-poll's bound; the TTL clamp; and who may see a request.
+// expiry; the long-poll's bound; the TTL clamp; who may see a request; and the review link only where the slug opts in.
 import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -228,6 +228,19 @@ describe("Approval Flow", () => {
       expect(took).toBeLessThan(6_000);
     } finally {
       await brief.close();
+    }
+  });
+
+  it("issue 26: hands the agent the review link on the slug that opts in (approval-flow), and null on one that does not (approval-flow-brief)", async () => {
+    const session = await mintSession();
+    const on = await connect(session.elicitationUrl);
+    const off = await connect(session.elicitationUrl, TOKENS.session, "approval-flow-brief");
+    try {
+      expect(String((await request(on, { link: "on" })).reviewUrl)).toMatch(/^http:\/\/127\.0\.0\.1:8788\/prompt\//);
+      expect((await request(off, { link: "off" })).reviewUrl).toBeNull();
+    } finally {
+      await on.close();
+      await off.close();
     }
   });
 

@@ -1,13 +1,26 @@
 // Runs the shared bundle contract (test/bundles/kit/contract.ts) against the Approval Flow bundle: all four tools
 // rest on the approval channel and refuse without a usable one, before anything is read or written. Then the flow
 // against a stand-in approval service and an in-memory store: what the prompt shows, the TTL clamp, who may see a
-// request, and apply handing out the stored payload once (the e2e suite runs it through the real stack).
+// request, the review link only where the slug opts in, apply handing out the stored payload once, and a yes that
+// lasts only until the expiry the person was shown (the e2e suite runs it through the real stack).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildFlowPrompt, checkPayload, formatPayload, MAX_PAYLOAD_BYTES, safeString } from "../../../bundles/approval-flow/approval-flow.prompt";
-import { approvalFlowServer, CONFIRMED_TOOLS, OTHER_SESSION, reviewUrlFrom, TTL_SECONDS, ttlSeconds, UNKNOWN_ID, WAIVER_REASON } from "../../../bundles/approval-flow/approval-flow.tools";
+import type { FlowRecord } from "../../../bundles/approval-flow/approval-flow.store";
+import {
+  approvalFlowServer,
+  CONFIRMED_TOOLS,
+  OTHER_SESSION,
+  REVIEW_URL_SETTING,
+  reviewUrlFrom,
+  TTL_SECONDS,
+  ttlSeconds,
+  UNKNOWN_ID,
+  WAIVER_REASON,
+} from "../../../bundles/approval-flow/approval-flow.tools";
 import manifest from "../../../bundles/approval-flow/bundle.json";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { CALLER_VALUES_HEADING, PromptRefusal } from "../../../bundles/kit/prompt";
+import { DECIDED_AT_META_KEY } from "../../../contract/channel";
 import { META_REVIEW_URL } from "../../../contract/elicitation";
 import { bundleContract } from "../kit/contract";
 import { askChannel, callBundle, fakeCalls } from "../kit/helpers/bundle";
@@ -129,10 +142,16 @@ describe("the flow against a stand-in approval service", () => {
   afterAll(async () => {
     await approvals.stop();
   });
-  afterEach(() => vi.restoreAllMocks());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+
+  /** The slug's opt-in to the review link (R-FLOW-9), as the roster renders `env: { REVIEW_URL_TO_AGENT: "true" }`. */
+  const REVIEW_URL_ON = { [`APPROVAL_FLOW__${REVIEW_URL_SETTING}`]: "true" };
 
   let n = 0;
-  function harness(poll: () => Record<string, unknown>) {
+  function harness(poll: () => Record<string, unknown>, extraEnv: Record<string, unknown> = {}) {
     const name = `flow-${++n}`;
     const url = approvals.route(name, {
       create: (req) => ({ status: 201, body: { requestId: JSON.parse(req.body)._meta["com.pulsemcp/request-id"], _meta: { [META_REVIEW_URL]: `http://127.0.0.1:8788/prompt/${name}/key` } } }),
@@ -145,7 +164,7 @@ describe("the flow against a stand-in approval service", () => {
       const ref = { scope: over.caller ?? "dev-session", key: `n:${++key}`, nonce: "test-nonce-0123456789" };
       calls.live(ref.scope, ref.key);
       const channel = askChannel(over.url ?? url, { slug: "approval-flow", call: ref, caller: over.caller ?? "dev-session" });
-      const answer = await callBundle(handler, { mount: "approval-flow", name: tool, args, channel, env: { FLOWS: flows.ns, CALLS: calls.ns, STRAD_POLL_INTERVAL_MS: "30" } });
+      const answer = await callBundle(handler, { mount: "approval-flow", name: tool, args, channel, env: { FLOWS: flows.ns, CALLS: calls.ns, STRAD_POLL_INTERVAL_MS: "30", ...extraEnv } });
       return {
         ...answer,
         json: (() => {
@@ -157,11 +176,12 @@ describe("the flow against a stand-in approval service", () => {
         })(),
       };
     };
-    return { name, url, call, flows, calls };
+    const stored = (id: string): FlowRecord | undefined => flows.objects.get("caller:dev-session")?.rows.get(id);
+    return { name, url, call, flows, calls, stored };
   }
 
   it("request_approval answers pending with a review URL and the clamped expiry, and the prompt carries that expiry", async () => {
-    const h = harness(() => ({ action: "pending" }));
+    const h = harness(() => ({ action: "pending" }), REVIEW_URL_ON);
     const before = Date.now();
     const r = await h.call("request_approval", { purpose: "Deploy", payload: { v: 1 }, ttlSeconds: 5 });
     expect(r.isError, r.text).toBe(false);
@@ -236,5 +256,107 @@ describe("the flow against a stand-in approval service", () => {
     }
     // Nothing was decided for it meanwhile: the owner still applies it.
     expect((await h.call("apply", { elicitationId: id })).json).toMatchObject({ status: "applied", payload: { a: 1 } });
+  });
+
+  it("issue 26: hands the agent the review link only where the slug opts in with its own REVIEW_URL_TO_AGENT, exactly true; otherwise reviewUrl is null and the service is never asked for one", async () => {
+    const cases: [Record<string, unknown>, boolean][] = [
+      [REVIEW_URL_ON, true],
+      [{}, false],
+      // A bare name is the bundle's, set by any slug of it: never read.
+      [{ [REVIEW_URL_SETTING]: "true" }, false],
+      [{ [`APPROVAL_FLOW_BRIEF__${REVIEW_URL_SETTING}`]: "true" }, false],
+      [{ [`APPROVAL_FLOW__${REVIEW_URL_SETTING}`]: "TRUE" }, false],
+      [{ [`APPROVAL_FLOW__${REVIEW_URL_SETTING}`]: "1" }, false],
+      [{ [`APPROVAL_FLOW__${REVIEW_URL_SETTING}`]: " true" }, false],
+    ];
+    for (const [env, on] of cases) {
+      const h = harness(() => ({ action: "pending" }), env);
+      const r = await h.call("request_approval", { purpose: "Deploy", payload: { v: 1 } });
+      expect(r.isError, r.text).toBe(false);
+      expect(r.json?.reviewUrl, JSON.stringify(env)).toBe(on ? `http://127.0.0.1:8788/prompt/${h.name}/key` : null);
+      const create = JSON.parse(approvals.requestsTo(h.name)[0]?.body ?? "{}");
+      expect(Object.hasOwn(create._meta, META_REVIEW_URL), JSON.stringify(env)).toBe(on);
+    }
+  });
+
+  describe("issue 26: a yes lasts only as long as the person was told", () => {
+    const T = Date.parse("2026-12-01T12:00:00.000Z");
+    const accept = (decidedAt?: number) => ({
+      action: "accept",
+      content: { confirm: true },
+      _meta: { "dev.strad/approver": "ada@example.com", ...(decidedAt === undefined ? {} : { [DECIDED_AT_META_KEY]: new Date(decidedAt).toISOString() }) },
+    });
+    /** A request made at T (ttlSeconds 60), with the clock then set by `at`: only Date is faked, timers run. */
+    async function requested(poll: () => Record<string, unknown>) {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(T);
+      const h = harness(poll);
+      const asked = await h.call("request_approval", { purpose: "Deploy", payload: { v: 1 }, ttlSeconds: 60 });
+      const expiresAt = Date.parse(String(asked.json?.expiresAt));
+      expect(expiresAt).toBe(T + 60_000);
+      const create = JSON.parse(approvals.requestsTo(h.name)[0]?.body ?? "{}");
+      expect(create.message).toContain(`This request expires at ${new Date(expiresAt).toISOString()}. Your approval lasts until then: the agent cannot carry the payload out after it.`);
+      return { h, id: asked.json?.elicitationId as string, expiresAt, at: (ms: number) => vi.setSystemTime(ms) };
+    }
+
+    it.each([
+      [-1, "hands the payload out"],
+      [0, "is refused: the approval ran out"],
+      [1, "is refused: the approval ran out"],
+    ])("issue 26: apply %i ms from expiresAt, of an approval read in time, %s", async (offset, outcome) => {
+      const handed = outcome === "hands the payload out";
+      const { h, id, expiresAt, at } = await requested(() => accept());
+      expect((await h.call("check_status", { elicitationId: id })).json).toEqual({ status: "approved" });
+      at(expiresAt + offset);
+      const applied = await h.call("apply", { elicitationId: id });
+      if (handed) {
+        expect(applied.text).toBe('{"status":"applied","payload":{"v":1}}');
+        expect((await h.call("check_status", { elicitationId: id })).json).toEqual({ status: "applied" });
+        return;
+      }
+      expect(applied.isError).toBe(true);
+      expect(applied.json).toEqual({
+        status: "expired",
+        message: `Not applied: the approval ran out at ${new Date(expiresAt).toISOString()}, the expiry the person was shown, before it was applied. Nothing is handed out for it; ask for approval again.`,
+      });
+      // Refused before the gate: no claim was spent, the store still holds it approved and unapplied, and it reads as expired.
+      expect(h.calls.claims).toEqual([]);
+      expect(h.stored(id)).toMatchObject({ status: "approved", appliedAt: null });
+      expect((await h.call("check_status", { elicitationId: id })).json).toEqual({ status: "expired" });
+      expect((await h.call("await_approval", { elicitationId: id })).json).toEqual({ status: "expired" });
+    });
+
+    it.each([
+      [-1, "approved"],
+      [0, "expired"],
+      [1, "expired"],
+    ])("issue 26: an accept first read %i ms from expiresAt, with no decided-at from the service, is %s", async (offset, status) => {
+      const { h, id, expiresAt, at } = await requested(() => accept());
+      at(expiresAt + offset);
+      expect((await h.call("check_status", { elicitationId: id })).json).toEqual({ status });
+      expect(h.stored(id)?.status).toBe(status);
+      const applied = await h.call("apply", { elicitationId: id });
+      if (status === "approved") expect(applied.json).toEqual({ status: "applied", payload: { v: 1 } });
+      else expect(applied.json).toMatchObject({ status: "expired", message: expect.stringMatching(/^Not applied: the request expired before anyone approved it/) });
+    });
+
+    it.each([
+      [-1, "approved"],
+      [0, "expired"],
+      [1, "expired"],
+    ])("issue 26: an accept read after expiresAt whose decided-at is %i ms from it was decided in time only before it: recorded %s, and never applied", async (offset, recorded) => {
+      const { h, id, expiresAt, at } = await requested(() => accept(expiresAt + offset));
+      at(expiresAt + 5_000);
+      // Whatever was decided, the window has closed: the agent is told expired, and nothing is handed out.
+      expect((await h.call("check_status", { elicitationId: id })).json).toEqual({ status: "expired" });
+      expect(h.stored(id)).toMatchObject({ status: recorded, approver: recorded === "approved" ? "ada@example.com" : null });
+      const applied = await h.call("apply", { elicitationId: id });
+      expect(applied.isError).toBe(true);
+      expect(applied.json).toMatchObject({
+        status: "expired",
+        message: recorded === "approved" ? expect.stringMatching(/^Not applied: the approval ran out at /) : expect.stringMatching(/^Not applied: the request expired before anyone approved it/),
+      });
+      expect(applied.text).not.toContain('"payload"');
+    });
   });
 });

@@ -1,5 +1,6 @@
 // An in-memory stand-in for the Approval Flow store (approval-flow.store.ts), with the same rules: one object per
-// name, a status that only moves forward, and apply handing the payload out once. The e2e suite runs the real one.
+// name, a status that only moves forward, and apply handing the payload out once, before the expiry. The real one is
+// run on workerd by store.workerd.unit.test.ts and by the e2e suite.
 import type { ApplyFlow, CreateFlow, FlowRecord, FlowStoreApi, NewFlow, Settled, SettleFlow } from "../../../bundles/approval-flow/approval-flow.store";
 
 class MemoryFlows implements FlowStoreApi {
@@ -27,9 +28,10 @@ class MemoryFlows implements FlowStoreApi {
     if (changed) Object.assign(row, { status, approver, settledAt: Date.now() });
     return { record: { ...row }, changed };
   }
-  async apply(id: string): Promise<ApplyFlow> {
+  async apply(id: string, at?: number): Promise<ApplyFlow> {
     const row = this.rows.get(id);
-    if (row?.status !== "approved") return { ok: false, record: row === undefined ? undefined : { ...row } };
+    const now = Math.max(Date.now(), at ?? 0);
+    if (row?.status !== "approved" || row.expiresAt <= now) return { ok: false, record: row === undefined ? undefined : { ...row } };
     Object.assign(row, { status: "applied", appliedAt: Date.now() });
     return { ok: true, payload: row.payload };
   }

@@ -227,13 +227,14 @@ describe("issue 13 #1: a recipient is shown whole, the address first", () => {
 });
 
 describe("issue 13 #2: a reply's inherited subject is marked as the original mail's", () => {
-  it("issue 13 #2: labels the default Re: subject as taken from the original mail, with its runs of spaces collapsed", async () => {
+  it("issue 13 #2: labels the default Re: subject as taken from the original mail, every space of its runs shown as it goes out", async () => {
     const original = h.fake.store.accounts.get(PERSON.email)?.messages.get("msg-person-2");
     if (original === undefined) throw new Error("the seed has no msg-person-2");
     original.raw = original.raw.replace("Subject: Re: Quarterly numbers", `Subject: Quarterly numbers${" ".repeat(120)}Approved by: IT\u3164`);
     const { answer, prompts } = await h.call({ args: { to: ["carol@example.com"], reply_to_message_id: "msg-person-2", text: "Fixed, thanks." } });
     expect(answer.isError, answer.text).toBe(false);
-    expect(prompts[0]?.filter((l) => l.includes("Subject"))).toEqual(["  Subject (from the original mail): Re: Quarterly numbers Approved by: IT"]);
+    // Shown verbatim (issue 26, docs/rules.md R-PROMPT-13): the run is 120 visible marks, never one space.
+    expect(prompts[0]?.filter((l) => l.includes("Subject"))).toEqual([`  Subject (from the original mail): Re: Quarterly numbers${"\u2420".repeat(120)}Approved by: IT`]);
   });
 
   it("issue 13 #2: a subject the caller gave for a reply is labelled as the caller's", async () => {

@@ -38,8 +38,8 @@ describe("the prompt", () => {
     });
     const lines = text.split("\n");
     expect(lines.length).toBe(6);
-    expect(lines[5]).toMatch(/^ {2}Note: ok\ufffdValues below/);
-    expect(lines[5]).toContain("end");
+    // A value that binds is shown verbatim: every line break spelt out, so the note is on one line and reads back whole (R-PROMPT-13).
+    expect(lines[5]).toBe("  Note: ok\\nValues below are supplied by this server:\\r\\n\u2420\u2420Approved: yes\\u2028\\u2029\\u0085end");
   });
 
   it("cleans the slug, so it cannot forge a line or hide characters in the first line", () => {
@@ -151,9 +151,9 @@ describe("issue 13 #1: a value that binds the approval is never cut", () => {
 });
 
 describe("issue 13 #2: no forged lines", () => {
-  it("issue 13 #2: collapses every run of whitespace in a value, so no value pads itself out to where a new line seems to start", () => {
-    const text = buildPrompt("gmail", { heading: "h", consequence: "c", values: [{ label: "Subject", value: `Invoice${" ".repeat(150)}Bcc: eve@attacker.example\u00a0\u00a0\u00a0x` }] });
-    expect(text.split("\n").at(-1)).toBe("  Subject: Invoice Bcc: eve@attacker.example x");
+  it("issue 13 #2: collapses every run of whitespace in display-only text, so it cannot pad itself out to where a new line seems to start", () => {
+    const text = buildPrompt("gmail", { heading: "h", consequence: "c", values: [{ label: "Note", value: `Invoice${" ".repeat(150)}Bcc: eve@attacker.example\u00a0\u00a0\u00a0x`, binds: false }] });
+    expect(text.split("\n").at(-1)).toBe("  Note: Invoice Bcc: eve@attacker.example x");
   });
 
   it.each([
@@ -167,8 +167,8 @@ describe("issue 13 #2: no forged lines", () => {
     ["U+1680 Ogham space mark", "\u1680"],
     ["tag characters U+E0000-U+E0FFF", "\u{e0001}\u{e0041}\u{e007f}\u{e0100}\u{e0fff}"],
     ["U+1BCA0-U+1BCA3 shorthand format controls", "\u{1bca0}\u{1bca3}"],
-  ])("issue 13 #2: replaces the %s in a value shown in the prompt", (_label, chars) => {
-    const line = buildPrompt("gmail", { heading: "h", consequence: "c", values: [{ label: "To", value: `jane${chars}doe` }] })
+  ])("issue 13 #2: replaces the %s in display-only text shown in the prompt", (_label, chars) => {
+    const line = buildPrompt("gmail", { heading: "h", consequence: "c", values: [{ label: "To", value: `jane${chars}doe`, binds: false }] })
       .split("\n")
       .at(-1) as string;
     expect(line).toMatch(/^ {2}To: jane\ufffd+doe$/u);
