@@ -1,7 +1,8 @@
 // `npm run posture [roster] [--env <file>] [--json]`: what each slug of a roster does with its guarded tools
 // (ASK a person, act WAIVED, REFUSE) and why, which callers reach it, where its approval requests may go, the
 // deadlines the gateway sets, the tool groups its mount serves (a bundle whose bundle.json declares toolGroups,
-// e.g. Gmail's GMAIL_ENABLED_TOOLGROUPS), and warnings about approval prefixes and edge credentials. Default roster:
+// e.g. Gmail's GMAIL_ENABLED_TOOLGROUPS) and, for Gmail, the OAuth scopes those groups need
+// (bundles/google/google.scopes.ts), and warnings about approval prefixes and edge credentials. Default roster:
 // strad.config.yaml (the production one). `--env` names a dotenv file (.dev.vars, or the secrets a deploy
 // seeds) so that unseeded `${VAR}`s are named. Values from it are never printed, only variable names.
 //
@@ -9,7 +10,7 @@
 // channel a probe call would get (and channelTtlMs its deadline), worker/auth.ts decides who is entitled,
 // worker/roster.ts resolves `${VAR}`s and checks seeding, bundles/kit/posture.ts reads the bundle's
 // container-wide switches and bundles/kit/tool-groups.ts a mount's tool groups from the env
-// scripts/roster-env.mjs renders for it.
+// scripts/roster-env.mjs renders for it. A bundle that refuses the waiver is quoted in its own words (R-OPS-4).
 //
 // Warnings (kinds):
 //   whole-host                an approval prefix whose path is "/": the edge credential goes to the whole host.
@@ -26,10 +27,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { WAIVER_REASON as APPROVAL_FLOW_WAIVER } from "../bundles/approval-flow/approval-flow.tools";
+import { gmailScopesFor } from "../bundles/google/google.scopes";
 import { elicitationPosture } from "../bundles/kit/posture";
 import { elicitationSwitch } from "../bundles/kit/switch";
 import { type ToolGroupSpec, toolGroupsFor } from "../bundles/kit/tool-groups";
-import { ignoredVariables, provisioningPosture } from "../bundles/onepassword/onepassword.confirm";
+import { ignoredVariables, WAIVER_REASON as ONEPASSWORD_WAIVER, provisioningPosture } from "../bundles/onepassword/onepassword.confirm";
 import type { CallRef } from "../contract/channel";
 import { slugNamespace } from "../contract/slug";
 import { isLoopbackHost } from "../contract/url-policy";
@@ -73,6 +76,8 @@ export interface SlugPosture {
   ttlMs: number | null;
   /** The tool groups its mount serves, read as the bundle reads them; null for a server whose bundle declares none. */
   toolGroups: SlugToolGroups | null;
+  /** Gmail only: the OAuth scopes the mount's refresh token needs for the tools it serves (bundles/google/google.scopes.ts). */
+  oauthScopes: string[] | null;
 }
 
 export type SlugToolGroups =
@@ -170,6 +175,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
     const reasons: string[] = [];
     let verdict: Verdict;
     let toolGroups: SlugToolGroups | null = null;
+    let oauthScopes: string[] | null = null;
     if (s.kind === "remote-http") {
       verdict = "UNGUARDED";
       reasons.push(REMOTE);
@@ -179,8 +185,15 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
         verdict = "REFUSE";
         reasons.push(NO_CHANNEL);
       } else if ("skip" in channel) {
-        verdict = "WAIVED";
-        reasons.push("skipConfirmations: true: guarded tools act without asking anyone, whoever calls and whatever they send");
+        const refuses = waiverRefusal(s.bundle as string, serviceOf);
+        if (refuses === undefined) {
+          verdict = "WAIVED";
+          reasons.push(`skipConfirmations: true: guarded tools act without asking anyone, whoever calls and whatever they send; ${WAIVED_SAYS_SO}`);
+        } else {
+          // The bundle's own refusal, word for word: the gateway forwards the waiver, the bundle will not act on it.
+          verdict = "REFUSE";
+          reasons.push(`skipConfirmations: true, so the gateway forwards the waiver, but bundle ${s.bundle} refuses it: ${refuses}`);
+        }
       } else if ("refused" in channel) {
         verdict = "REFUSE";
         reasons.push(`confirmations: true, but the gateway refuses the channel even to a session with a good X-Elicitation-Url: ${channel.refused}`);
@@ -207,7 +220,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
         if (!read.ok) {
           verdict = "REFUSE";
           reasons.push(`its mount serves no tool and refuses every request: ${read.reason}`);
-        }
+        } else if (isGmail(s, serviceOf)) oauthScopes = gmailScopesFor(read.tools);
       }
       if (isOnePassword(s, serviceOf)) reasons.push(...onePasswordReasons(s, verdict, bundleEnv));
       const token = tokenFallback(s, verdict, serviceOf, bundleEnv);
@@ -264,6 +277,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
       timeoutMs: s.timeoutMs,
       ttlMs: isGated(s) ? channelTtlMs(s.timeoutMs) : null,
       toolGroups,
+      oauthScopes,
     };
   });
 
@@ -271,6 +285,30 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
 }
 
 const slugVar = (slug: string, name: string): string => `${slugNamespace(slug)}${name}`;
+
+// ---- The waiver (skipConfirmations): announced where a bundle acts on it, refused where a bundle will not ----
+// A bundle whose guarded tools always need a person refuses a waived call with its own WAIVER_REASON; posture
+// quotes that same constant, so the report says what the bundle answers (docs/rules.md R-OPS-4).
+
+/** What a waived call's answer says on a bundle that acts on the waiver (bundles/kit/confirm.ts waivedLine). */
+export const WAIVED_SAYS_SO = "each such answer carries a line saying nobody was asked";
+
+/** The bundles that refuse the waiver, by service name and by the binding the checked-in rosters give them. */
+const WAIVER_REFUSED: ReadonlyMap<string, string> = new Map([
+  ["strad-bundle-approval-flow", APPROVAL_FLOW_WAIVER],
+  ["APPROVAL_FLOW", APPROVAL_FLOW_WAIVER],
+  ["strad-bundle-onepassword", ONEPASSWORD_WAIVER],
+  ["ONEPASSWORD", ONEPASSWORD_WAIVER],
+]);
+
+/** The bundle's own refusal of a waived call, or undefined when it acts on the waiver. */
+export function waiverRefusal(binding: string, serviceOf: (binding: string) => string): string | undefined {
+  return WAIVER_REFUSED.get(serviceOf(binding)) ?? WAIVER_REFUSED.get(binding);
+}
+
+function isGmail(s: ServerEntry, serviceOf: (binding: string) => string): boolean {
+  return s.kind === "bundle" && s.bundle !== undefined && (serviceOf(s.bundle) === "strad-bundle-google" || s.bundle === "GOOGLE");
+}
 
 // ---- 1Password (bundles/onepassword): what a slug's reveals, creates and shares do beyond the channel ----
 // The bundle's own functions decide (bundles/onepassword/onepassword.confirm.ts): a create goes unasked only under
@@ -461,6 +499,7 @@ export function formatPosture(report: PostureReport, header: { roster: string; e
     }
     lines.push(`  timeoutMs: ${p.timeoutMs}; ttlMs handed to the bundle: ${p.ttlMs === null ? "none (no channel)" : p.ttlMs}`);
     if (p.toolGroups !== null) lines.push(`  tool groups: ${formatToolGroups(p.toolGroups)}`);
+    if (p.oauthScopes !== null) lines.push(`  oauth scopes its refresh token needs: ${p.oauthScopes.join(" ") || "none"}`);
   }
   lines.push("", report.warnings.length === 0 ? "warnings: none" : "warnings:");
   for (const w of report.warnings) lines.push(`  [${w.kind}] ${w.message}`);

@@ -12,6 +12,15 @@ import { type ChannelState, currentScope } from "./scope";
 
 export const NO_CHANNEL_REASON = "no approval channel reached this call, so there is no one to ask: the caller sent no X-Elicitation-Url, or this server does not declare confirmations";
 
+/**
+ * The line every guarded call the waiver let through carries in its answer, whatever the bundle: a waiver spares the
+ * person the question, never the caller the knowledge that nobody was asked (no setting lets a guarded call go
+ * unannounced; docs/rules.md R-CHAN-14).
+ */
+export function waivedLine(slug: string): string {
+  return `Nobody was asked: the roster's skipConfirmations on slug "${slug}" waived the question this call would have put to a person.`;
+}
+
 /** A refusal says why in words for the caller, and in a fixed code for the audit trail. */
 export type Preflight = { ok: true; mode: "ask" | "skip"; slug: string } | { ok: false; reason: string; code: AuditReason };
 

@@ -4,7 +4,7 @@
 // that is not (or a never-asking tool that is) throws, so the list cannot drift from the code.
 import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
 import { audit, auditTrail } from "./audit";
-import { askPerson, auditRefusal, preflight } from "./confirm";
+import { askPerson, auditRefusal, preflight, waivedLine } from "./confirm";
 import { type FingerprintInput, fingerprint } from "./fingerprint";
 import { GateRefusal, gatedWrite } from "./gate";
 import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "./prompt";
@@ -177,7 +177,17 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
     case "approved":
       break;
   }
+  if (decision.asked) return approvedCall(guard, args, target, approvedFingerprint);
+  // The waiver answered for nobody: whatever happens next, the answer says so (docs/rules.md R-CHAN-14).
+  const done = await approvedCall(guard, args, target, approvedFingerprint);
+  return { ...done, content: [...(done.content ?? []), { type: "text", text: waivedLine(cleanLine(slug, 100)) }] };
+}
 
+/** After a yes (or the waiver): act on the live target, if it is still the one approved. */
+async function approvedCall<A, T>(guard: Guard<A, T>, args: A, target: T, approvedFingerprint: string): Promise<CallToolResult> {
+  const scope = currentScope();
+  const call = scope.call;
+  if (call === undefined) return refusal("this request is not a tool call");
   // The approval covers the target the person saw; what is executed is the target as it stands now.
   const live = await guard.resolve(args);
   if ((await fingerprint(guard.fingerprint(live))) !== approvedFingerprint) {

@@ -13,6 +13,7 @@ import { slugNamespace } from "../../contract/slug";
 import { cleanLine } from "../../contract/text";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import type { GatedWrite, WriteOptions, WriteWords } from "../kit/gate";
+import { describeVerdict, HighWater, type LossVerdict, lossVerdict } from "./pads.loss";
 import { charLength, OpSeq, PadOpError } from "./pads.ot";
 
 /** Rustpad's pad ids: what its own client generates, six characters of this alphabet. */
@@ -197,6 +198,8 @@ export class PadSession {
   private readonly barriers: Deferred<void>[] = [];
   private pendingEdit: { ack: Deferred<EditAck>; at: number } | undefined;
   private pendingLanguage: { language: string; ack: Deferred<void> } | undefined;
+  /** The pad's high-water mark over the history this session has applied (docs/rules.md R-PAD-13). */
+  private readonly water = new HighWater();
 
   private constructor(
     readonly pad: string,
@@ -231,6 +234,11 @@ export class PadSession {
     return this.chars.length;
   }
 
+  /** Whether an edit built against the pad as this session holds it now takes out enough to need a yes (R-PAD-13). */
+  verdictFor(op: OpSeq): LossVerdict {
+    return lossVerdict({ loss: op.deletedLen, before: this.chars.length, after: op.targetLen }, this.water.mark);
+  }
+
   /**
    * Waits until every edit Rustpad applied before now has reached this session: it says who it is (ClientInfo)
    * and waits for its own echo, which the server sends after any history it has not yet sent.
@@ -253,6 +261,10 @@ export class PadSession {
     const at = this.revision;
     if (op.baseLen !== this.chars.length) throw new PadError("the edit was built for another version of the pad");
     if (op.targetLen > MAX_PAD_CHARS) throw new PadError(`the pad would hold ${op.targetLen} characters, more than the ${MAX_PAD_CHARS} Rustpad keeps`);
+    // What is lost is guarded here too, whatever tool built the edit: one that takes out enough to need a yes never
+    // leaves on a write that does not need one (docs/rules.md R-PAD-13).
+    const verdict = this.verdictFor(op);
+    if (verdict.asks && options.needsApproval !== true) throw new PadError(`the edit needs a person's yes and was not sent: ${describeVerdict(verdict)}`);
     let ack: EditAck | undefined;
     let failed: PadError | undefined;
     const door = async (): Promise<Response> => {
@@ -399,7 +411,10 @@ export class PadSession {
     if (start > this.revision) throw new PadOpError("Rustpad's history skips revisions");
     for (let i = this.revision - start; i < operations.length; i++) {
       const { id, operation } = (operations[i] ?? {}) as { id?: unknown; operation?: unknown };
-      this.chars = OpSeq.fromJSON(operation).apply(this.chars);
+      const op = OpSeq.fromJSON(operation);
+      const before = this.chars.length;
+      this.chars = op.apply(this.chars);
+      this.water.observe({ loss: op.deletedLen, before, after: this.chars.length });
       this.revision++;
       const pending = this.pendingEdit;
       // Rustpad transformed the edit over every operation between the revision it named and its own place.

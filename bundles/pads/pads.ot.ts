@@ -25,6 +25,8 @@ export class OpSeq {
   readonly ops: Op[] = [];
   baseLen = 0;
   targetLen = 0;
+  /** Characters it deletes: what the edit takes out of the pad (bundles/pads/pads.loss.ts). */
+  deletedLen = 0;
 
   retain(n: number): this {
     if (n === 0) return this;
@@ -39,6 +41,7 @@ export class OpSeq {
   delete(n: number): this {
     if (n === 0) return this;
     this.baseLen += n;
+    this.deletedLen += n;
     const last = this.ops.length - 1;
     if (last >= 0 && typeof this.ops[last] === "number" && (this.ops[last] as number) < 0) this.ops[last] = (this.ops[last] as number) - n;
     else this.ops.push(-n);

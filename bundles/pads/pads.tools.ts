@@ -1,7 +1,8 @@
 // The pads tools of one mount, over a Rustpad server (pads.client.ts). Two operations take out content nobody can
 // get back, and ask a person first: set_document when the pad is not empty, and replace_in_document when it would
 // change more than one occurrence, counted on the pad as it stands in the open session (docs/rules.md R-PAD-2,
-// R-PAD-3). Everything else never asks: appending, creating and setting a language take nothing away. A prompt shows
+// R-PAD-3), or when the edit would remove more than a little of the pad, whichever tool builds it (pads.loss.ts,
+// R-PAD-13). Everything else never asks: appending, creating and setting a language take nothing away. A prompt shows
 // pad ids, character counts and the search/replace pair, never a pad's content: pads are world-writable
 // (R-PAD-4). Both guarded tools fall back to the two-call token where the slug allows it (R-PAD-7). No tool takes a
 // user, token or host: the two-call token is this server's own, handed out by its first call (R-TOOL-2).
@@ -30,6 +31,7 @@ import {
   rustpadBase,
   setOp,
 } from "./pads.client";
+import { describeVerdict, type LossVerdict, MAX_UNASKED_LOSS_CHARS, MAX_UNASKED_LOSS_PERCENT, MIN_KEPT_PERCENT } from "./pads.loss";
 import { charLength } from "./pads.ot";
 
 /** The pads bundle's registry of confirmed tools: every tool that asks a person, and nothing else. */
@@ -135,6 +137,8 @@ export interface SetTarget {
   /** The session's revision when the pad was measured: the edit is built against it. */
   revision: number;
   session: PadSession;
+  /** What replacing the whole text loses, judged as every edit is (R-PAD-13): any non-empty pad asks. */
+  verdict: LossVerdict;
 }
 
 async function sha256(text: string): Promise<string> {
@@ -147,6 +151,11 @@ export const setFingerprint = (t: SetTarget): FingerprintInput => ({
   operation: "set_document",
   target: { mount: t.mount, pad: t.pad, before_chars: t.before, before_sha256: t.beforeSha256, content_sha256: t.contentSha256 },
 });
+
+/** Why a prompt asks, as one line of the bundle's own words, or nothing when another rule asked (R-PAD-13). */
+function askedBecause(verdict: LossVerdict): string[] {
+  return verdict.asks ? [`Asked because ${describeVerdict(verdict)}.`] : [];
+}
 
 export function setPrompt(t: SetTarget): PromptSpec {
   return {
@@ -172,7 +181,12 @@ export interface ReplaceTarget {
   text: string;
   revision: number;
   session: PadSession;
+  /** What the edit loses, judged on the pad as it stands (R-PAD-13). */
+  verdict: LossVerdict;
 }
+
+/** replace_in_document asks past one occurrence (R-PAD-3), or when what it removes needs a yes (R-PAD-13). */
+const replaceAsks = (t: ReplaceTarget): boolean => t.count > 1 || t.verdict.asks;
 
 /** What an approval of replace_in_document covers: the pad, the exact pair, replace_all and the number of matches (docs/rules.md R-PAD-3). */
 export const replaceFingerprint = (t: ReplaceTarget): FingerprintInput => ({
@@ -187,6 +201,7 @@ export function replacePrompt(t: ReplaceTarget): PromptSpec {
       "What is replaced cannot be restored, and a search string that is shorter than",
       "intended matches in places nobody looked at.",
       `The pad holds ${plural(t.before, "character")} now and will hold ${plural(t.after, "character")} after.`,
+      ...askedBecause(t.verdict),
     ].join("\n"),
     values: [
       { label: "Pad", value: t.pad },
@@ -384,21 +399,35 @@ export function padsServer(mount: string): McpServer {
     },
     "when",
     (sessions): Guard<{ pad_id: string; content: string }, SetTarget> => ({
-      rule: when((t: SetTarget) => t.before > 0),
+      // Replacing the whole text loses all of it: any non-empty pad asks (R-PAD-2), by the rule every edit is held to.
+      rule: when((t: SetTarget) => t.verdict.asks),
       fallback: "token",
       resolve: async ({ pad_id, content }) => {
         const session = await sessions.session(pad_id);
         const text = session.text;
         const revision = session.revision;
-        return { mount, pad: pad_id, before: session.length, beforeSha256: await sha256(text), content, after: charLength(content), contentSha256: await sha256(content), revision, session };
+        const verdict = session.verdictFor(setOp(session.length, content));
+        return {
+          mount,
+          pad: pad_id,
+          before: session.length,
+          beforeSha256: await sha256(text),
+          content,
+          after: charLength(content),
+          contentSha256: await sha256(content),
+          revision,
+          session,
+          verdict,
+        };
       },
       fingerprint: setFingerprint,
       prompt: setPrompt,
-      describe: (t) => `pad "${t.pad}" holds ${plural(t.before, "character")}`,
+      // The digest's head tells two texts of one length apart in the answer, and shows nothing of either (R-PAD-2).
+      describe: (t) => `pad "${t.pad}" holds ${plural(t.before, "character")}, text sha-256 ${t.beforeSha256.slice(0, 12)}…`,
       act: async (t, write: GatedWrite) =>
         editing(async () => {
           unchangedSince(t);
-          const ack = await t.session.edit(setOp(t.before, t.content), write, writeOptions(setFingerprint(t), t.before > 0));
+          const ack = await t.session.edit(setOp(t.before, t.content), write, writeOptions(setFingerprint(t), t.verdict.asks));
           return `Pad "${t.pad}" now holds the new text: ${plural(t.after, "character")} (it held ${plural(t.before, "character")}).${merged(ack)}`;
         }),
     }),
@@ -409,8 +438,7 @@ export function padsServer(mount: string): McpServer {
     mount,
     "replace_in_document",
     {
-      description:
-        "Replaces occurrences of a search string in a pad: the first one, or every one with replace_all. When it would change more than one occurrence, counted on the pad as it stands, a person is asked first (shown the pad id, the count and the search/replace pair, never the content); if the count has changed by the time they answer, nothing changes. Where this server cannot ask, it answers a two-call token instead.",
+      description: `Replaces occurrences of a search string in a pad: the first one, or every one with replace_all. When it would change more than one occurrence, or remove more than ${MAX_UNASKED_LOSS_CHARS} characters or ${MAX_UNASKED_LOSS_PERCENT}% of the pad (or leave it under ${MIN_KEPT_PERCENT}% of what it held since its last large edit), counted on the pad as it stands, a person is asked first (shown the pad id, the count and the search/replace pair, never the content); if the count has changed by the time they answer, nothing changes. Where this server cannot ask, it answers a two-call token instead.`,
       inputSchema: z.object({
         pad_id: padId,
         search: padText(MAX_PAIR_CHARS, "The exact text to find (case-sensitive).").min(1),
@@ -422,7 +450,7 @@ export function padsServer(mount: string): McpServer {
     },
     "when",
     (sessions): Guard<{ pad_id: string; search: string; replace: string; replace_all?: boolean }, ReplaceTarget> => ({
-      rule: when((t: ReplaceTarget) => t.count > 1),
+      rule: when(replaceAsks),
       fallback: "token",
       resolve: async ({ pad_id, search, replace, replace_all }) => {
         const session = await sessions.session(pad_id);
@@ -431,7 +459,8 @@ export function padsServer(mount: string): McpServer {
         const starts = replace_all === true ? all : all.slice(0, 1);
         const before = session.length;
         const after = before + starts.length * (charLength(replace) - charLength(search));
-        return { mount, pad: pad_id, search, replace, replaceAll: replace_all === true, count: starts.length, before, after, starts, text, revision: session.revision, session };
+        const verdict = session.verdictFor(replaceOp(text, starts, search, replace));
+        return { mount, pad: pad_id, search, replace, replaceAll: replace_all === true, count: starts.length, before, after, starts, text, revision: session.revision, session, verdict };
       },
       fingerprint: replaceFingerprint,
       prompt: replacePrompt,
@@ -440,7 +469,7 @@ export function padsServer(mount: string): McpServer {
         editing(async () => {
           if (t.count === 0) return `No occurrence of the search text in pad "${t.pad}": nothing was changed.`;
           unchangedSince(t);
-          const ack = await t.session.edit(replaceOp(t.text, t.starts, t.search, t.replace), write, writeOptions(replaceFingerprint(t), t.count > 1));
+          const ack = await t.session.edit(replaceOp(t.text, t.starts, t.search, t.replace), write, writeOptions(replaceFingerprint(t), replaceAsks(t)));
           return `Replaced ${plural(t.count, "occurrence")} in pad "${t.pad}"; it now holds ${plural(t.session.length, "character")}.${merged(ack)}`;
         }),
     }),

@@ -5,9 +5,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { type PostureReport, type PostureWarning, postureFromText, postureOf, type SlugPosture } from "../../scripts/posture";
+import { approvalFlowServer, WAIVER_REASON as FLOW_WAIVER_REASON } from "../../bundles/approval-flow/approval-flow.tools";
+import flowManifest from "../../bundles/approval-flow/bundle.json";
+import googleManifest from "../../bundles/google/bundle.json";
+import { GMAIL_SCOPE, gmailScopesFor } from "../../bundles/google/google.scopes";
+import { serveBundle } from "../../bundles/kit/mount";
+import type { ToolGroupSpec } from "../../bundles/kit/tool-groups";
+import { WAIVER_REASON as OP_WAIVER_REASON } from "../../bundles/onepassword/onepassword.confirm";
+import { type PostureReport, type PostureWarning, postureFromText, postureOf, type SlugPosture, WAIVED_SAYS_SO, waiverRefusal } from "../../scripts/posture";
 import { channelTtlMs } from "../../worker/channel";
 import { parseRoster, type Roster } from "../../worker/roster";
+import { callBundle } from "../bundles/kit/helpers/bundle";
+
+// The Approval Flow bundle as the gateway reaches it (its entry also exports a Durable Object only workerd loads).
+const flowHandler = serveBundle({ manifest: flowManifest, server: approvalFlowServer });
+const waivedEcho = "  - slug: echo-w\n    kind: bundle\n    bundle: ECHO\n    path: /echo-waived\n    entitlements: [user]\n    skipConfirmations: true\n";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
@@ -167,14 +179,11 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
     expect(remote).toContain("dev-admin (admin, holds every role)");
   });
 
-  it("dev: warns of the scripted approver's prefix and of the edge credential shared by two approval origins, and nothing else", async () => {
+  it("dev: warns of the scripted approver's prefix, and nothing else (each approval origin has a secret of its own)", async () => {
     const r = await once("strad.dev.yaml");
     const warnings = r.stdout.slice(r.stdout.indexOf("\nwarnings:"));
     expect(warnings).toMatch(/\[prefix-wider-than-route\] http:\/\/127\.0\.0\.1:8790\/scripted\/ does not end in the approval route/);
-    expect(warnings).toMatch(
-      /\[headers-to-several-origins\] the shared secrets APPROVALS_CF_ACCESS_CLIENT_ID, APPROVALS_CF_ACCESS_CLIENT_SECRET .* \(http:\/\/127\.0\.0\.1:8788, http:\/\/127\.0\.0\.1:8790\)/,
-    );
-    expect([...warnings.matchAll(/^ {2}\[([a-z-]+)\]/gm)].map((m) => m[1])).toEqual(["prefix-wider-than-route", "headers-to-several-origins"]);
+    expect([...warnings.matchAll(/^ {2}\[([a-z-]+)\]/gm)].map((m) => m[1])).toEqual(["prefix-wider-than-route"]);
   });
 
   it("--env names the unseeded secret: echo-unseeded refuses outright, and no value of the file is printed", async () => {
@@ -198,7 +207,7 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
     // The same verdicts as the text.
     expect(doc.slugs.map((s) => [s.slug, s.verdict])).toEqual(verdicts(text.stdout));
     for (const s of doc.slugs) {
-      expect(Object.keys(s).sort()).toEqual(["approval", "callers", "kind", "reasons", "slug", "target", "timeoutMs", "toolGroups", "ttlMs", "verdict"]);
+      expect(Object.keys(s).sort()).toEqual(["approval", "callers", "kind", "oauthScopes", "reasons", "slug", "target", "timeoutMs", "toolGroups", "ttlMs", "verdict"]);
       const server = roster.servers.find((x) => x.slug === s.slug);
       expect(s.timeoutMs).toBe(server?.timeoutMs);
       expect(s.ttlMs).toBe(server?.kind === "bundle" && (server.confirmations || server.skipConfirmations) ? channelTtlMs(server.timeoutMs) : null);
@@ -326,17 +335,35 @@ const sharedHeaders = (slug: string, prefix: string) =>
   `  - slug: ${slug}\n    kind: bundle\n    bundle: ECHO\n    path: /echo-confirmed\n    entitlements: [user]\n    confirmations: true\n    approvalUrlPrefixes: [${prefix}]\n    confirmationHeaders:\n      CF-Access-Client-Secret: "\${EDGE_SECRET}"\n`;
 const twoServices = `${sharedHeaders("one", TWO_ORIGINS[0] as string)}${sharedHeaders("two", TWO_ORIGINS[1] as string)}`;
 
+/**
+ * twoServices as a roster: the schema refuses one shared secret on two origins (docs/rules.md R-CONF-16), so it is
+ * built past the schema from slugs that each parse alone, as a hand-built roster would be; posture's warning is the backstop.
+ */
+function twoServicesPastSchema(): Roster {
+  const one = parseRoster(planted({ prefixes: TWO_ORIGINS, more: sharedHeaders("one", TWO_ORIGINS[0] as string) }));
+  const two = parseRoster(planted({ prefixes: TWO_ORIGINS, more: sharedHeaders("two", TWO_ORIGINS[1] as string) }));
+  if (!one.ok || !two.ok) throw new Error("a slug of the pair does not parse on its own");
+  return { ...one.roster, servers: [...one.roster.servers, ...two.roster.servers.slice(1)] };
+}
+
 describe("each warning kind, planted and absent", () => {
   it.each([
     ["whole-host", planted({ prefixes: ["https://approvals.example.com/"] }), planted()],
     ["prefix-wider-than-route", planted({ prefixes: ["https://approvals.example.com/api/"] }), planted({ prefixes: ["https://approvals.example.com/tenant-a/api/v1/elicitations/session/"] })],
     ["plain-http", planted({ more: remote("http://mcp.example.com/mcp") }), planted({ more: `${remote("https://mcp.example.com/mcp")}${remote("http://127.0.0.1:9/mcp").replace("far", "near")}` })],
-    ["headers-to-several-origins", planted({ prefixes: TWO_ORIGINS, more: twoServices }), planted({ prefixes: TWO_ORIGINS, more: sharedHeaders("one", TWO_ORIGINS[0] as string) })],
   ])("%s: warned when planted, not otherwise", (kind, bad, good) => {
     const warned = report(bad).warnings.filter((w) => w.kind === kind);
     expect(warned).toHaveLength(1);
     expect(warned[0]?.message.length).toBeGreaterThan(20);
     expect(report(good).warnings).toEqual([]);
+  });
+
+  it("headers-to-several-origins: warned when two slugs share a secret across origins (past the schema, which refuses it), not for one slug", () => {
+    expect(postureFromText(planted({ prefixes: TWO_ORIGINS, more: twoServices })).ok).toBe(false);
+    const warned = postureOf(twoServicesPastSchema()).warnings.filter((w) => w.kind === "headers-to-several-origins");
+    expect(warned).toHaveLength(1);
+    expect(warned[0]?.message.length).toBeGreaterThan(20);
+    expect(report(planted({ prefixes: TWO_ORIGINS, more: sharedHeaders("one", TWO_ORIGINS[0] as string) })).warnings).toEqual([]);
   });
 
   it("whole-host and prefix-wider-than-route name the prefix and every slug sent under it", () => {
@@ -357,10 +384,10 @@ describe("each warning kind, planted and absent", () => {
   });
 
   it("headers-to-several-origins: a shared secret stops being warned once each slug seeds its own <SLUG>__ name", () => {
-    const yaml = planted({ prefixes: TWO_ORIGINS, more: twoServices });
-    expect(report(yaml).warnings[0]).toMatchObject({ kind: "headers-to-several-origins", slugs: ["one", "two"], message: expect.stringContaining("EDGE_SECRET") });
-    expect(kinds(report(yaml, { EDGE_SECRET: "x", TOKEN_S: "0123456789abcdef" }).warnings)).toEqual(["headers-to-several-origins"]);
-    expect(report(yaml, { ONE__EDGE_SECRET: "x", TWO__EDGE_SECRET: "y", TOKEN_S: "0123456789abcdef" }).warnings).toEqual([]);
+    const roster = twoServicesPastSchema();
+    expect(postureOf(roster).warnings[0]).toMatchObject({ kind: "headers-to-several-origins", slugs: ["one", "two"], message: expect.stringContaining("EDGE_SECRET") });
+    expect(kinds(postureOf(roster, { env: { EDGE_SECRET: "x", TOKEN_S: "0123456789abcdef" } }).warnings)).toEqual(["headers-to-several-origins"]);
+    expect(postureOf(roster, { env: { ONE__EDGE_SECRET: "x", TWO__EDGE_SECRET: "y", TOKEN_S: "0123456789abcdef" } }).warnings).toEqual([]);
   });
 
   it("headers-to-several-origins: one slug whose own prefixes span origins (the schema refuses it; the backstop still says so)", () => {
@@ -513,4 +540,75 @@ describe("the two-call token: a slug's fallback and its bundle's ELICITATION (bu
     expect(bySlug(gmail, "ask").reasons).toContain("fallback: token, but bundle GOOGLE does not take the two-call token: a call with nobody to ask is refused");
     expect(bySlug(gmail, "ask").callers[0]?.guarded).toBe("asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one");
   });
+});
+
+describe("the waiver: what a skipConfirmations slug's bundle really does with it (R-OPS-4)", () => {
+  const waivedSlug = (slug: string, binding: string, path: string) =>
+    `  - slug: ${slug}\n    kind: bundle\n    bundle: ${binding}\n    path: ${path}\n    entitlements: [user]\n    skipConfirmations: true\n`;
+
+  it("a waived Approval Flow slug refuses in posture, quoting the bundle's own refusal, and the bundle does refuse a waived call with those words", async () => {
+    const r = report(planted({ more: waivedSlug("flow-waived", "APPROVAL_FLOW", "/approval-flow") }));
+    const flow = bySlug(r, "flow-waived");
+    expect(flow.verdict).toBe("REFUSE");
+    expect(flow.reasons[0]).toBe(`skipConfirmations: true, so the gateway forwards the waiver, but bundle APPROVAL_FLOW refuses it: ${FLOW_WAIVER_REASON}`);
+    expect(flow.callers[0]?.guarded).toBe("refused");
+    // The bundle itself, handed the waiver the gateway would forward: it refuses, in the words posture quoted.
+    const answer = await callBundle(flowHandler, {
+      mount: "approval-flow",
+      name: "request_approval",
+      args: { purpose: "p", payload: 1 },
+      channel: { slug: "flow-waived", skip: true, ttlMs: 5_000, call: { scope: "s", key: "n:1", nonce: "test-nonce-0123456789" }, caller: "s" },
+      env: {},
+    });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toBe(`Refused: ${FLOW_WAIVER_REASON}. Nothing was read or written.`);
+  });
+
+  it("a waived 1Password slug refuses, quoting its bundle's refusal; a waived slug of a bundle that acts on the waiver says each answer names it", () => {
+    const r = report(planted({ more: `${waivedSlug("op-waived", "ONEPASSWORD", "/onepassword")}${waivedSlug("echo-w", "ECHO", "/echo-waived")}` }));
+    expect(bySlug(r, "op-waived").verdict).toBe("REFUSE");
+    expect(bySlug(r, "op-waived").reasons[0]).toBe(`skipConfirmations: true, so the gateway forwards the waiver, but bundle ONEPASSWORD refuses it: ${OP_WAIVER_REASON}`);
+    expect(bySlug(r, "echo-w").verdict).toBe("WAIVED");
+    expect(bySlug(r, "echo-w").reasons[0]).toBe(`skipConfirmations: true: guarded tools act without asking anyone, whoever calls and whatever they send; ${WAIVED_SAYS_SO}`);
+    expect(bySlug(r, "echo-w").callers[0]?.guarded).toBe("acts unasked");
+  });
+
+  it("knows a bundle by its deployed service name as well as by the binding the rosters give it", () => {
+    const r = postureFromText(planted({ more: waivedSlug("flow-waived", "FLOWS_BOUND_ELSEWHERE", "/approval-flow") }), {
+      serviceOf: (binding) => (binding === "FLOWS_BOUND_ELSEWHERE" ? "strad-bundle-approval-flow" : binding),
+    });
+    expect(r.ok && bySlug(r.report, "flow-waived").verdict).toBe("REFUSE");
+    expect(waiverRefusal("ECHO", (b) => b)).toBeUndefined();
+  });
+});
+
+describe("Gmail: the OAuth scopes each slug's tool groups need (R-GMAIL-6)", () => {
+  const gmailSlug = (slug: string, groups?: string) =>
+    `  - slug: ${slug}\n    kind: bundle\n    bundle: GOOGLE\n    path: /${slug}\n    entitlements: [user]\n${groups === undefined ? "" : `    env:\n      ${slug.toUpperCase().replaceAll("-", "_")}__GMAIL_ENABLED_TOOLGROUPS: ${groups}\n`}`;
+  const withGroups = (yaml: string) => {
+    const result = postureFromText(yaml, { toolGroupsOf: (binding) => (binding === "GOOGLE" ? (googleManifest.toolGroups as ToolGroupSpec) : undefined) });
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    return result.report;
+  };
+
+  it("lists, per slug, the scopes its enabled groups need: gmail.readonly to read, with gmail.compose once it drafts or sends", () => {
+    const r = withGroups(
+      planted({ more: `${gmailSlug("mail-ro")}${gmailSlug("mail-rw", "readwrite")}${gmailSlug("mail-send", "readwrite_external")}${gmailSlug("mail-both", '"readonly,readwrite"')}` }),
+    );
+    expect(bySlug(r, "mail-ro").oauthScopes).toEqual([GMAIL_SCOPE.readonly]);
+    expect(bySlug(r, "mail-rw").oauthScopes).toEqual([GMAIL_SCOPE.readonly, GMAIL_SCOPE.compose]);
+    expect(bySlug(r, "mail-send").oauthScopes).toEqual([GMAIL_SCOPE.readonly, GMAIL_SCOPE.compose]);
+    // Two groups: the scopes of the union of their tools.
+    expect(bySlug(r, "mail-both").oauthScopes).toEqual(gmailScopesFor([...(googleManifest.toolGroups.groups.readonly ?? []), ...(googleManifest.toolGroups.groups.readwrite ?? [])]));
+    // A mount whose setting names no group serves nothing, and needs no scope; another bundle gets no scope line.
+    expect(bySlug(withGroups(planted({ more: gmailSlug("mail-bad", "everything") })), "mail-bad").oauthScopes).toBeNull();
+    expect(bySlug(withGroups(planted({ more: waivedEcho })), "echo-w").oauthScopes).toBeNull();
+  });
+
+  it("dev: prints each Gmail slug's scopes, and none for another bundle", async () => {
+    const r = await once("strad.dev.yaml");
+    expect(block(r.stdout, "gmail-ro")).toContain(`  oauth scopes its refresh token needs: ${GMAIL_SCOPE.readonly}`);
+    expect(block(r.stdout, "gmail-rw-external")).toContain(`  oauth scopes its refresh token needs: ${GMAIL_SCOPE.readonly} ${GMAIL_SCOPE.compose}`);
+    expect(block(r.stdout, "echo-confirmed")).not.toContain("oauth scopes");
+  }, 60_000);
 });

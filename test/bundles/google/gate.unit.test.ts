@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Mailbox, UPLOAD_THRESHOLD_BYTES } from "../../../bundles/google/google.mailbox";
 import { type ComposeTarget, composeMime, sendFingerprint } from "../../../bundles/google/google.send";
+import { waivedLine } from "../../../bundles/kit/confirm";
 import { fingerprint } from "../../../bundles/kit/fingerprint";
 import { type GatedWrite, gatedWrite } from "../../../bundles/kit/gate";
 import { callStateFor, runInScope } from "../../../bundles/kit/scope";
@@ -163,9 +164,10 @@ describe("the bundle without the gateway", () => {
 
   it("sends nothing on a channel a client wrote itself: without the gateway's registry there is no call to claim", async () => {
     const skip = await h.call({ mount: AGENT.mount, channel: "skip", args: { to: ["ada@example.com"], text: "t" }, env: { CALLS: undefined } });
-    expect(skip.answer.text).toBe("Not done: the call is no longer live or was already used for a send; nothing was sent.");
+    // A waived call says nobody was asked, sent or not (docs/rules.md R-CHAN-14).
+    expect(skip.answer.text).toBe(`Not done: the call is no longer live or was already used for a send; nothing was sent.${waivedLine(AGENT.mount)}`);
     const unref = await h.call({ mount: AGENT.mount, channel: { slug: AGENT.mount, skip: true }, args: { to: ["ada@example.com"], text: "t" } });
-    expect(unref.answer.text).toBe("Not done: the call carries no record to claim, so it cannot send safely; nothing was sent.");
+    expect(unref.answer.text).toBe(`Not done: the call carries no record to claim, so it cannot send safely; nothing was sent.${waivedLine(AGENT.mount)}`);
     const asked = await h.call({ args: { to: ["ada@example.com"], text: "t" }, env: { CALLS: undefined } });
     expect(asked.prompts).toHaveLength(1);
     expect(asked.answer.text).toBe("Not done: the call is no longer live or was already used for a send; nothing was sent.");

@@ -7,6 +7,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { approverFrom, MAX_APPROVER_CHARS } from "../../../bundles/kit/approval-client";
 import { AUDIT_OUTCOMES, AUDIT_REASONS, type AuditLine } from "../../../bundles/kit/audit";
+import { waivedLine } from "../../../bundles/kit/confirm";
 import { type FingerprintInput, fingerprint } from "../../../bundles/kit/fingerprint";
 import { gatedWrite } from "../../../bundles/kit/gate";
 import { always, runGuarded } from "../../../bundles/kit/guard";
@@ -164,7 +165,8 @@ describe("a confirmed call that writes", () => {
   it("writes approved with reason waived on a waived slug, where nobody is asked", async () => {
     calls.live(CALLER, "n:9");
     const channel = { slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: CALLER, key: "n:9", nonce: NONCE }, caller: CALLER };
-    expect((await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "lunch" }, channel, env })).text).toBe("deleted 1");
+    // The answer says nobody was asked (docs/rules.md R-CHAN-14).
+    expect((await callBundle(kitBundle, { mount: "kit", name: "delete_matching", args: { contains: "lunch" }, channel, env })).text).toBe(`deleted 1${waivedLine("agent-own")}`);
     const fp = await fingerprint({ operation: "delete", target: { uids: { set: [2] } } });
     const common = { ...base, slug: "agent-own", request: null, approver: null, fingerprint: fp, status: null };
     expect(lines().map(shape)).toEqual([

@@ -1,5 +1,6 @@
 // The confirm kit end to end: echo's guarded demo_write through the real gateway, against a scripted approval service on 8790.
 import { describe, expect, it } from "vitest";
+import { waivedLine } from "../../../bundles/kit/confirm";
 import { bearer, type Connected, connectLegacy, connectModern, DEV_VARS, LATE_APPROVAL_MS, nothingMore, quiet, recorder, TOKENS, textOf, waitFor } from "../../e2e/helpers";
 import { type Plan, SCRIPTED_PORT, useScriptedApprover } from "./helpers/hostile-server";
 
@@ -44,8 +45,8 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     expect(prompt).toContain(`Values below are supplied by the caller, not by this server:\n  Note: ${note}`);
     expect(seen.length).toBe(4);
     for (const r of seen) {
-      expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_ID);
-      expect(r.headers["cf-access-client-secret"]).toBe(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_SECRET);
+      expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.SCRIPTED_CF_ACCESS_CLIENT_ID);
+      expect(r.headers["cf-access-client-secret"]).toBe(DEV_VARS.SCRIPTED_CF_ACCESS_CLIENT_SECRET);
       // The caller's own credential never reaches the approval service.
       expect(r.headers.authorization).toBeUndefined();
     }
@@ -150,8 +151,10 @@ describe("one call, two deliveries", () => {
     const name = unique("twice");
     const url = scripted.route(name, { poll: () => ACCEPT });
     const note = unique("note");
-    // Two fresh 2025 clients on one caller give their first tools/call the same JSON-RPC id: one call key.
-    const [a, b] = await Promise.all([connectTo(connectLegacy, "echo-scripted", url), connectTo(connectLegacy, "echo-scripted", url)]);
+    // Two fresh 2025 clients on one caller, in one session (each sends the same Mcp-Session-Id, as a replaying proxy
+    // would), give their first tools/call the same JSON-RPC id: one call key (docs/rules.md R-CALL-12).
+    const session = { ...bearer(TOKENS.session), "x-elicitation-url": url, "mcp-session-id": unique("one-session") };
+    const [a, b] = await Promise.all([connectLegacy("echo-scripted", session), connectLegacy("echo-scripted", session)]);
     try {
       const results = await Promise.allSettled([a.callTool("demo_write", { note }), b.callTool("demo_write", { note })]);
       const outcomes = results.map((r) => (r.status === "fulfilled" ? textOf(r.value) : String(r.reason)));
@@ -188,7 +191,8 @@ describe("mounts that do not ask", () => {
     const note = unique("note");
     const client = await connectTo(connectModern, "echo-waived", url);
     try {
-      expect(textOf(await client.callTool("demo_write", { note }))).toBe("Recorded.");
+      // The answer says nobody was asked (docs/rules.md R-CHAN-14).
+      expect(textOf(await client.callTool("demo_write", { note }))).toBe(`Recorded.${waivedLine("echo-waived")}`);
     } finally {
       await client.close();
     }

@@ -2,6 +2,7 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waivedLine } from "../../../bundles/kit/confirm";
 import { always, guardDeclarations, guardedTool, never } from "../../../bundles/kit/guard";
 import { askChannel, callBundle, fakeCalls } from "./helpers/bundle";
 import { HostileServer, startSink } from "./helpers/hostile-server";
@@ -179,7 +180,11 @@ describe("asking", () => {
       channel: { slug: "agent-own", skip: true, ttlMs: 5_000, call: { scope: "dev-session", key: "n:9", nonce: "test-nonce-0123456789" } },
       env,
     });
-    expect(answer.text).toBe("deleted 1");
+    // The answer ends with the line saying nobody was asked (docs/rules.md R-CHAN-14).
+    expect(answer.result.content).toEqual([
+      { type: "text", text: "deleted 1" },
+      { type: "text", text: waivedLine("agent-own") },
+    ]);
     expect(writes()).toEqual([{ kind: "delete", uids: [2] }]);
     expect(calls.claims).toEqual([{ scope: "dev-session", key: "n:9", won: true }]);
   });

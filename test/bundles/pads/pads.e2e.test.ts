@@ -124,11 +124,12 @@ describe("replace_in_document", () => {
   it("acts unasked when it changes one occurrence", async () => {
     const session = await mintSession();
     const pad = padId();
-    await seed(pad, "one cat");
+    // Long enough that one word is under the 20% an edit may remove unasked (docs/rules.md R-PAD-13).
+    await seed(pad, "one cat on the mat");
     expect((await callThrough("pads", "replace_in_document", { pad_id: pad, search: "cat", replace: "dog", replace_all: true }, session.elicitationUrl)).text).toBe(
-      `Replaced 1 occurrence in pad "${pad}"; it now holds 7 characters.`,
+      `Replaced 1 occurrence in pad "${pad}"; it now holds 18 characters.`,
     );
-    expect(await padText(pad)).toBe("one dog");
+    expect(await padText(pad)).toBe("one dog on the mat");
     await expect(waitForPendingPrompt(session.sessionId, { timeoutMs: 300 })).rejects.toThrow(/no pending prompt/);
   });
 
@@ -144,6 +145,7 @@ describe("replace_in_document", () => {
       "What is replaced cannot be restored, and a search string that is shorter than",
       "intended matches in places nobody looked at.",
       "The pad holds 6 characters now and will hold 6 characters after.",
+      "Asked because it removes 3 of the pad's 6 characters, more than the 20% an edit may remove unasked.",
       "",
       "Values below are supplied by the caller, not by this server:",
       `  Pad: ${pad}`,

@@ -1,11 +1,16 @@
 // The pads tools in Node against the Rustpad fake (test/fakes/rustpad/), the bundle's handler driven as the gateway
 // drives it: reads that create nothing, the three tools that never ask, set_document asking only on a non-empty pad,
-// replace_in_document asking only past one occurrence with the count measured in the open session and the approval
-// bound to pad, pair and count, prompts that never carry a pad's content, edits merged by Rustpad over a concurrent
-// one, and pad ids checked before anything is sent.
+// replace_in_document asking past one occurrence with the count measured in the open session and the approval
+// bound to pad, pair and count, set_document bound to the pad's text digest, every edit asking by what it removes
+// (each threshold at and one past it), prompts that never carry a pad's content, edits merged by Rustpad over a
+// concurrent one, and pad ids checked before anything is sent.
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { WriteOptions } from "../../../bundles/kit/gate";
 import { CALLER_VALUES_HEADING } from "../../../bundles/kit/prompt";
 import handler from "../../../bundles/pads/pads.app";
+import { PadSession, setOp } from "../../../bundles/pads/pads.client";
+import { OpSeq } from "../../../bundles/pads/pads.ot";
 import { callBundle, listBundle } from "../kit/helpers/bundle";
 import { HostileServer } from "../kit/helpers/hostile-server";
 import { ask, CALL, editsTo, fakeRegistry, freshPad, otherEdit, padText, seedPad, useRustpad } from "./helpers";
@@ -126,6 +131,21 @@ describe("set_document", () => {
     ]);
   });
 
+  it("does not replace a pad whose text became other text of the same length while the person decided, and says so", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, "abcdef");
+    // Another client rewrites all six characters: the length stays, the text does not.
+    const asked = approval(ACCEPT, () => otherEdit(rustpad.fake(), pad, { operation: ["uvwxyz", -6] }));
+    const answer = await call("set_document", { pad_id: pad, content: "brand new" }, ask(asked.url));
+    const digest = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 12);
+    expect(answer.text).toBe(
+      `Not done: the target changed after it was approved (approved: pad "${pad}" holds 6 characters, text sha-256 ${digest("abcdef")}…; now: pad "${pad}" holds 6 characters, text sha-256 ${digest("uvwxyz")}…), so the approval does not cover it. Nothing was written.`,
+    );
+    expect(padText(rustpad.fake(), pad)).toBe("uvwxyz");
+    expect(editsTo(rustpad.fake(), pad, "edit")).toEqual([]);
+    expect(asked.prompts()).toHaveLength(1);
+  });
+
   it("replaces the whole pad once the person accepts", async () => {
     const pad = freshPad();
     await seedPad(rustpad.fake(), pad, "old 🌍 text");
@@ -139,13 +159,14 @@ describe("set_document", () => {
 describe("replace_in_document", () => {
   it("acts unasked when it changes one occurrence: one match, or the first of several without replace_all", async () => {
     const pad = freshPad();
-    await seedPad(rustpad.fake(), pad, "a cat, a hat");
+    // Long enough that one word is under the 20% an edit may remove unasked (R-PAD-13).
+    await seedPad(rustpad.fake(), pad, "a cat, a hat, a mat");
     const asked = unused();
     expect((await call("replace_in_document", { pad_id: pad, search: "cat", replace: "dog", replace_all: true }, ask(asked.url))).text).toBe(
-      `Replaced 1 occurrence in pad "${pad}"; it now holds 12 characters.`,
+      `Replaced 1 occurrence in pad "${pad}"; it now holds 19 characters.`,
     );
-    expect((await call("replace_in_document", { pad_id: pad, search: "a ", replace: "the " }, ask(asked.url))).text).toBe(`Replaced 1 occurrence in pad "${pad}"; it now holds 14 characters.`);
-    expect(padText(rustpad.fake(), pad)).toBe("the dog, a hat");
+    expect((await call("replace_in_document", { pad_id: pad, search: "a ", replace: "the " }, ask(asked.url))).text).toBe(`Replaced 1 occurrence in pad "${pad}"; it now holds 21 characters.`);
+    expect(padText(rustpad.fake(), pad)).toBe("the dog, a hat, a mat");
     expect(asked.prompts()).toEqual([]);
   });
 
@@ -163,6 +184,7 @@ describe("replace_in_document", () => {
         "What is replaced cannot be restored, and a search string that is shorter than",
         "intended matches in places nobody looked at.",
         "The pad holds 6 characters now and will hold 6 characters after.",
+        "Asked because it removes 3 of the pad's 6 characters, more than the 20% an edit may remove unasked.",
         "",
         CALLER_VALUES_HEADING,
         `  Pad: ${pad}`,
@@ -212,6 +234,108 @@ describe("replace_in_document", () => {
       `No occurrence of the search text in pad "${pad}": nothing was changed.`,
     );
     expect(editsTo(rustpad.fake(), pad, "edit")).toEqual([]);
+  });
+});
+
+describe("what an edit loses, whichever tool makes it (R-PAD-13)", () => {
+  /** A pad of `length` characters that starts with its only run of "A"s, `run` long. */
+  const padWith = (run: number, length: number) => "A".repeat(run) + "e".repeat(length - run);
+
+  it("a one-occurrence replace that removes 200 characters is done unasked; one that removes 201 asks, saying why", async () => {
+    const quiet = freshPad();
+    await seedPad(rustpad.fake(), quiet, padWith(200, 10_000));
+    const none = unused();
+    expect((await call("replace_in_document", { pad_id: quiet, search: "A".repeat(200), replace: "" }, ask(none.url))).text).toBe(
+      `Replaced 1 occurrence in pad "${quiet}"; it now holds 9800 characters.`,
+    );
+    expect(none.prompts()).toEqual([]);
+
+    const loud = freshPad();
+    await seedPad(rustpad.fake(), loud, padWith(201, 10_000));
+    const asked = approval(DECLINE);
+    const answer = await call("replace_in_document", { pad_id: loud, search: "A".repeat(201), replace: "" }, ask(asked.url));
+    expect(answer.text).toMatch(/^Not done: the person declined/);
+    expect(asked.prompts()[0]).toContain(`pads: This will replace 1 occurrence in pad "${loud}".`);
+    expect(asked.prompts()[0]).toContain("Asked because it removes 201 characters, more than the 200 an edit may remove unasked.");
+    expect(padText(rustpad.fake(), loud)).toBe(padWith(201, 10_000));
+  });
+
+  it("overwriting counts as losing: 100 of 500 characters replaced by 100 others is unasked, 101 asks though the length stays", async () => {
+    const quiet = freshPad();
+    await seedPad(rustpad.fake(), quiet, padWith(100, 500));
+    const none = unused();
+    expect((await call("replace_in_document", { pad_id: quiet, search: "A".repeat(100), replace: "Z".repeat(100) }, ask(none.url))).text).toBe(
+      `Replaced 1 occurrence in pad "${quiet}"; it now holds 500 characters.`,
+    );
+    expect(none.prompts()).toEqual([]);
+
+    const loud = freshPad();
+    await seedPad(rustpad.fake(), loud, padWith(101, 500));
+    const asked = approval(DECLINE);
+    expect((await call("replace_in_document", { pad_id: loud, search: "A".repeat(101), replace: "Z".repeat(101) }, ask(asked.url))).text).toMatch(/^Not done: the person declined/);
+    expect(asked.prompts()[0]).toContain("Asked because it removes 101 of the pad's 500 characters, more than the 20% an edit may remove unasked.");
+    expect(padText(rustpad.fake(), loud)).toBe(padWith(101, 500));
+  });
+
+  it("one-occurrence replaces walk a pad down to exactly half of what it held unasked, and the next character asks", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, `${"A".repeat(200)}${"B".repeat(160)}${"C".repeat(128)}${"D".repeat(12)}${"E".repeat(500)}`);
+    const none = unused();
+    // Each removes the most one edit may (200 characters, or 20% of the pad), and none asks on its own.
+    for (const [run, left] of [
+      ["A".repeat(200), 800],
+      ["B".repeat(160), 640],
+      ["C".repeat(128), 512],
+      ["D".repeat(12), 500],
+    ] as const) {
+      expect((await call("replace_in_document", { pad_id: pad, search: run, replace: "" }, ask(none.url))).text).toBe(`Replaced 1 occurrence in pad "${pad}"; it now holds ${left} characters.`);
+    }
+    expect(none.prompts()).toEqual([]);
+    const asked = approval(DECLINE);
+    expect((await call("replace_in_document", { pad_id: pad, search: "E", replace: "" }, ask(asked.url))).text).toMatch(/^Not done: the person declined/);
+    expect(asked.prompts()[0]).toContain("Asked because it would leave 499 characters, under 50% of the 1000 the pad held since its last large edit.");
+    expect(padText(rustpad.fake(), pad)).toBe("E".repeat(500));
+  });
+
+  it("measures from what the pad held after the last edit a person approved that removed more than 200 characters", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, `${"A".repeat(300)}${"E".repeat(300)}`);
+    const asked = approval(ACCEPT);
+    expect((await call("replace_in_document", { pad_id: pad, search: "A".repeat(300), replace: "" }, ask(asked.url))).text).toBe(`Replaced 1 occurrence in pad "${pad}"; it now holds 300 characters.`);
+    expect(asked.prompts()).toHaveLength(1);
+    // 240 is under half of the 600 it held before, but not of the 300 it held once the person said yes.
+    const none = unused();
+    expect((await call("replace_in_document", { pad_id: pad, search: "E".repeat(60), replace: "" }, ask(none.url))).text).toBe(`Replaced 1 occurrence in pad "${pad}"; it now holds 240 characters.`);
+    expect(none.prompts()).toEqual([]);
+  });
+
+  it("set_document asks even on a one-character pad: replacing the whole text loses all of it", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, "x");
+    const asked = approval(DECLINE);
+    expect((await call("set_document", { pad_id: pad, content: "y" }, ask(asked.url))).text).toMatch(/^Not done: the person declined/);
+    expect(asked.prompts()).toHaveLength(1);
+    expect(padText(rustpad.fake(), pad)).toBe("x");
+  });
+
+  it("a session never sends an edit that needs a yes on a write that does not need one, whatever tool built it", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, "x".repeat(300));
+    const session = await PadSession.open(new URL(rustpad.fake().url), pad, new AbortController().signal);
+    try {
+      // A stand-in for the gate that opens the door it is handed, so only the session's own check stands in the way.
+      const write = vi.fn(async (url: string, init: RequestInit, options: WriteOptions) => (options.fetch as NonNullable<WriteOptions["fetch"]>)(url, init));
+      await expect(session.edit(setOp(300, ""), write as never, { needsApproval: false })).rejects.toThrow(
+        "the edit needs a person's yes and was not sent: it removes 300 characters, more than the 200 an edit may remove unasked",
+      );
+      expect(write).not.toHaveBeenCalled();
+      // The same session sends a small edit on the same kind of write.
+      await session.edit(new OpSeq().delete(1).retain(299), write as never, { needsApproval: false });
+      expect(write).toHaveBeenCalledTimes(1);
+    } finally {
+      session.close();
+    }
+    expect(padText(rustpad.fake(), pad)).toBe("x".repeat(299));
   });
 });
 

@@ -13,6 +13,7 @@ import type { ServerEntry } from "../../../worker/roster";
 import { callUpstream } from "../../../worker/upstream";
 // @ts-expect-error: plain ESM helper without types
 import { startRustpadFake } from "../../fakes/rustpad/rustpad.fake.mjs";
+import { gatewayStandIn } from "../kit/helpers/gateway-binding";
 import { HostileServer } from "../kit/helpers/hostile-server";
 import type { RustpadFake } from "./helpers";
 
@@ -21,7 +22,7 @@ interface Registry {
   confirm(key: string, nonce: string): Promise<void>;
 }
 type Runtime = {
-  miniflare: { dispatchFetch: (url: string, init: RequestInit) => Promise<Response>; getDurableObjectNamespace(name: string): Promise<DurableObjectNamespace> };
+  miniflare: { dispatchFetch: (url: string, init: RequestInit) => Promise<Response>; getDurableObjectNamespace(name: string, worker?: string): Promise<DurableObjectNamespace> };
   stop: () => Promise<void>;
   lines: string[];
 };
@@ -38,6 +39,8 @@ async function start(elicitation: string): Promise<Runtime> {
   const { ELICITATION: _unset, ...vars } = (pads.bindings ?? {}) as Record<string, unknown>;
   const runtime = (await startRuntime(
     [
+      // The runtime's URL reaches the bundle as the gateway's binding does: a bundle answers nothing else (R-CHAN-13).
+      gatewayStandIn(pads),
       { ...pads, bindings: { ...vars, RUSTPAD_URL: fake.url, STRAD_POLL_INTERVAL_MS: "20", ELICITATION: elicitation } },
       { ...gateway, serviceBindings: {} },
     ],
@@ -94,7 +97,7 @@ async function seed(pad: string, text: string): Promise<void> {
 
 /** Registers a call in the runtime's CallRegistry as the gateway does, and vouches for its caller while `work` runs. */
 async function asTheGateway<T>(runtime: Runtime, scope: string, work: (call: { scope: string; key: string; nonce: string }) => Promise<T>): Promise<T> {
-  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS");
+  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS", pads.name as string);
   const registry = ns.get(ns.idFromName(scope)) as unknown as Registry;
   const ref = { scope, key: `n:${++keys}`, nonce: `nonce-${keys}-0123456789abcdef` };
   const watch = await registry.fetch("https://calls/watch", { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline: Date.now() + 60_000 }) });

@@ -1,0 +1,111 @@
+// Covers bundles/pads/pads.loss.ts: which edits need a yes by what they remove, each threshold probed at and one past it, the high-water mark over a pad's history, and (fast-check) that no run of unasked edits takes a pad under half of what it held.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { describeVerdict, HighWater, lossVerdict, MAX_UNASKED_LOSS_CHARS, MAX_UNASKED_LOSS_PERCENT, MIN_KEPT_PERCENT } from "../../../bundles/pads/pads.loss";
+import { OpSeq } from "../../../bundles/pads/pads.ot";
+
+describe("the thresholds", () => {
+  it("are the documented numbers", () => {
+    expect([MAX_UNASKED_LOSS_CHARS, MAX_UNASKED_LOSS_PERCENT, MIN_KEPT_PERCENT]).toEqual([200, 20, 50]);
+  });
+
+  it.each([
+    // [label, loss, before, after, mark, asks, why]
+    ["200 characters lost of 10,000 is unasked", 200, 10_000, 9_800, 10_000, false, undefined],
+    ["201 characters lost of 10,000 asks", 201, 10_000, 9_799, 10_000, true, "chars"],
+    ["201 characters overwritten by 201 others asks: what is lost counts, not the length", 201, 10_000, 10_000, 10_000, true, "chars"],
+    ["100 of 500 (exactly 20%) is unasked", 100, 500, 400, 500, false, undefined],
+    ["101 of 500 asks", 101, 500, 399, 500, true, "share"],
+    ["101 of 505 (exactly 20%) is unasked", 101, 505, 404, 505, false, undefined],
+    ["1 of 4 (25%) asks", 1, 4, 3, 4, true, "share"],
+    ["1 of 5 (exactly 20%) is unasked", 1, 5, 4, 5, false, undefined],
+    ["leaving exactly half of the mark is unasked", 12, 512, 500, 1_000, false, undefined],
+    ["leaving one under half of the mark asks", 1, 500, 499, 1_000, true, "mark"],
+    ["an odd mark: 500 of 999 is unasked", 1, 501, 500, 999, false, undefined],
+    ["an odd mark: 499 of 999 asks", 2, 501, 499, 999, true, "mark"],
+    ["nothing lost never asks, however small the pad is against its mark", 0, 10, 15, 1_000, false, undefined],
+    ["a mark below the pad's length counts as the length", 1, 10, 9, 0, false, undefined],
+  ] as const)("%s", (_label, loss, before, after, mark, asks, why) => {
+    const verdict = lossVerdict({ loss, before, after }, mark);
+    expect(verdict.asks).toBe(asks);
+    if (verdict.asks) expect(verdict.why).toBe(why);
+  });
+
+  it("says why in counts, never in the pad's words", () => {
+    expect(describeVerdict({ asks: true, why: "chars", loss: 201 })).toBe("it removes 201 characters, more than the 200 an edit may remove unasked");
+    expect(describeVerdict({ asks: true, why: "share", loss: 101, before: 500 })).toBe("it removes 101 of the pad's 500 characters, more than the 20% an edit may remove unasked");
+    expect(describeVerdict({ asks: true, why: "mark", after: 499, mark: 1_000 })).toBe("it would leave 499 characters, under 50% of the 1000 the pad held since its last large edit");
+  });
+});
+
+describe("the high-water mark", () => {
+  it("rises with the pad, is not lowered by edits that remove at most 200 characters, and restarts after one that removes more", () => {
+    const water = new HighWater();
+    water.observe({ loss: 0, before: 0, after: 1_000 });
+    expect(water.mark).toBe(1_000);
+    water.observe({ loss: 200, before: 1_000, after: 800 });
+    expect(water.mark).toBe(1_000);
+    water.observe({ loss: 200, before: 800, after: 600 });
+    expect(water.mark).toBe(1_000);
+    water.observe({ loss: 201, before: 600, after: 399 });
+    expect(water.mark).toBe(399);
+    water.observe({ loss: 0, before: 399, after: 450 });
+    expect(water.mark).toBe(450);
+  });
+});
+
+/** One edit at a place in the pad: keep `at`, remove `del`, insert `ins` characters. */
+const edit = fc.record({ at: fc.nat(), del: fc.nat({ max: 400 }), ins: fc.nat({ max: 120 }) });
+
+describe("runs of unasked edits (property)", () => {
+  it("never take a pad under half of any length it had since the run began, whatever the edits", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3_000 }), fc.array(edit, { maxLength: 120 }), (start, edits) => {
+        const water = new HighWater();
+        let length = start;
+        water.observe({ loss: 0, before: 0, after: start });
+        const lengths = [start];
+        for (const e of edits) {
+          const at = Math.min(e.at, length);
+          const del = Math.min(e.del, length - at);
+          // Built as the bundle builds its edits, so the loss is the operation's own count of deletes.
+          const op = new OpSeq()
+            .retain(at)
+            .delete(del)
+            .insert("x".repeat(e.ins))
+            .retain(length - at - del);
+          const measure = { loss: op.deletedLen, before: length, after: op.targetLen };
+          // Without a yes, an edit that asks is not sent.
+          if (lossVerdict(measure, water.mark).asks) continue;
+          water.observe(measure);
+          length = op.targetLen;
+          lengths.push(length);
+        }
+        // Every later length is at least half of every earlier one: N never becomes under N/2.
+        let highest = 0;
+        for (const l of lengths) {
+          highest = Math.max(highest, l);
+          expect(l * 2).toBeGreaterThanOrEqual(highest);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("do walk a pad down to half when each takes as much as it may, and the next one asks", () => {
+    // The tightest run: each edit removes the most it may unasked; the pad stops at half its mark.
+    const water = new HighWater();
+    water.observe({ loss: 0, before: 0, after: 1_000 });
+    let length = 1_000;
+    for (;;) {
+      const loss = Math.min(MAX_UNASKED_LOSS_CHARS, Math.floor((length * MAX_UNASKED_LOSS_PERCENT) / 100), length - Math.ceil(water.mark / 2));
+      if (loss <= 0) break;
+      const measure = { loss, before: length, after: length - loss };
+      expect(lossVerdict(measure, water.mark).asks).toBe(false);
+      water.observe(measure);
+      length -= loss;
+    }
+    expect(length).toBe(500);
+    expect(lossVerdict({ loss: 1, before: 500, after: 499 }, water.mark)).toEqual({ asks: true, why: "mark", after: 499, mark: 1_000 });
+  });
+});
