@@ -1,8 +1,8 @@
-// The 1Password bundle: the shared mount /onepassword (its slugs share one account: ONEPASSWORD__ or the bare
-// credentials) and a mount per slug with a token of its own (/onepassword-provisioning: its own <SLUG>__ only). Its
-// mounts are listed in bundle.json, which `npm run check-config` reads too; bundles/onepassword/README.md says more.
-import { serveBundle } from "../kit/mount";
+// The 1Password bundle: a mount per slug (bundle.json "per-slug"), each reading only its own <SLUG>__ credentials;
+// the shared /onepassword reads ONEPASSWORD__, else the bare ones. A second account is a roster entry and its
+// secrets (onepassword.mounts.ts); bundles/onepassword/README.md says more.
 import manifest from "./bundle.json";
+import { servePerSlug } from "./onepassword.mounts";
 import { onepasswordServer } from "./onepassword.tools";
 
-export default serveBundle({ manifest, server: onepasswordServer });
+export default servePerSlug(manifest, onepasswordServer);

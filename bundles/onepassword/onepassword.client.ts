@@ -3,7 +3,7 @@
 // 1Password Connect over fetch (onepassword.connect.ts) when its OP_CONNECT_HOST and OP_CONNECT_TOKEN are,
 // else every tool refuses naming the variables. A mount reads its own credentials only: an own-path mount
 // (`/<slug>`) never falls back to the bare ones, which belong to another account (docs/rules.md R-OP-6). What
-// counts as sensitive is decided here, once, for both clients (docs/rules.md R-OP-1).
+// counts as sensitive is decided once, for both clients, in onepassword.sensitive.ts (docs/rules.md R-OP-1).
 import { slugNamespace } from "../../contract/slug";
 import type { GatedWrite, WriteOptions } from "../kit/gate";
 
@@ -61,6 +61,9 @@ export interface ItemUrl {
   href: string;
   label?: string;
   primary?: boolean;
+  /** Set as shown: whether the website needs a yes (onepassword.sensitive.ts), and its host when its href is withheld. */
+  sensitive?: boolean;
+  host?: string;
 }
 
 /** A field as both clients hand it over: Connect's vocabulary for types (CONCEALED, STRING, …). */
@@ -155,135 +158,3 @@ export function credentialsFor(mount: string, env: Record<string, unknown>): { o
   const shared = mount === SHARED_MOUNT ? ` (or the bare ${SERVICE_ACCOUNT_TOKEN}, or ${CONNECT_HOST} and ${CONNECT_TOKEN})` : "; an own-path mount never reads the bare ones";
   return { ok: false, reason: `this mount has no 1Password credentials: set ${own}${SERVICE_ACCOUNT_TOKEN}, or ${own}${CONNECT_HOST} and ${own}${CONNECT_TOKEN}${shared}` };
 }
-
-/** Field types whose value is a secret: concealed (passwords, secrets, CVVs), card numbers, one-time-password seeds, SSH keys. */
-export const CONCEALED_TYPES: ReadonlySet<string> = new Set(["CONCEALED", "CREDIT_CARD_NUMBER", "OTP", "SSHKEY"]);
-/** Field types whose value is not a secret by itself; a type outside both lists counts as concealed. */
-export const PLAIN_TYPES: ReadonlySet<string> = new Set(["STRING", "EMAIL", "URL", "DATE", "MONTH_YEAR", "MENU", "PHONE", "ADDRESS", "REFERENCE", "CREDIT_CARD_TYPE", "GENDER"]);
-/**
- * A label (or id) as the rule reads it: NFKD (full-width and compatibility forms, accents apart), Latin look-alikes
- * from Cyrillic and Greek mapped to the letters they imitate, invisible format characters and combining marks
- * dropped, lower case. A label an attacker or a careless admin writes must not read as harmless while it shows as "password".
- */
-const LOOK_ALIKES: Readonly<Record<string, string>> = {
-  а: "a",
-  е: "e",
-  о: "o",
-  р: "p",
-  с: "c",
-  х: "x",
-  у: "y",
-  і: "i",
-  ѕ: "s",
-  ј: "j",
-  к: "k",
-  м: "m",
-  т: "t",
-  в: "b",
-  н: "h",
-  ԁ: "d",
-  ԛ: "q",
-  ԝ: "w",
-  α: "a",
-  ε: "e",
-  ο: "o",
-  ρ: "p",
-  τ: "t",
-  υ: "u",
-  ν: "v",
-  κ: "k",
-  ι: "i",
-  χ: "x",
-};
-function normalized(text: string): string {
-  // NFKD, so an accent or a combining mark comes apart from its letter and is dropped below ("tóken", "contraseña").
-  const folded = text.normalize("NFKD").toLowerCase();
-  return [...folded]
-    .map((ch) => LOOK_ALIKES[ch] ?? ch)
-    .join("")
-    .replace(/[\p{Cf}\p{Mn}]/gu, "");
-}
-/** The label's words, split at anything but a letter or digit, and at camelCase humps ("simPin" has "pin"). */
-function wordsOf(text: string): string[] {
-  const humps = text.normalize("NFKC").replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2");
-  return [...new Set([text, humps].flatMap((t) => normalized(t).split(/[^\p{L}\p{N}]+/u)))].filter((w) => w !== "");
-}
-/** Found anywhere in the label with its separators removed ("pass word", "pass_word", "Wi-Fi password"). */
-const SENSITIVE_PARTS = [
-  "password",
-  "passwd",
-  "passphrase",
-  "passcode",
-  "secret",
-  "token",
-  "key",
-  "credential",
-  "cvv",
-  "cvc",
-  "mnemonic",
-  "recovery",
-  "backupcode",
-  "seedphrase",
-  "privat",
-  "totp",
-  "2fa",
-  "mfa",
-  // The same word in the languages 1Password's own apps ship in.
-  "passwort",
-  "kennwort",
-  "motdepasse",
-  "contrasena",
-  "contraseña",
-  "senha",
-  "wachtwoord",
-  "losenord",
-  "lösenord",
-  "salasana",
-  "haslo",
-  "hasło",
-  "adgangskode",
-  "passord",
-  "heslo",
-  "jelszo",
-  "jelszó",
-  "parola",
-  "sifre",
-  "şifre",
-  "пароль",
-  "密码",
-  "密碼",
-  "パスワード",
-  "비밀번호",
-].map(normalized);
-/** Whole words only: short ones that are also parts of harmless words ("pin" in "shipping", "pass" in "passenger"). */
-const SENSITIVE_WORDS: ReadonlySet<string> = new Set(["pw", "pwd", "pass", "pin", "otp", "seed", "answer", "ssn", "cvv2"]);
-
-function mentionsSecret(text: string): boolean {
-  const words = wordsOf(text);
-  const compact = words.join("");
-  return words.some((w) => SENSITIVE_WORDS.has(w)) || SENSITIVE_PARTS.some((part) => compact.includes(part));
-}
-
-/**
- * Sensitive = a field of a concealed type (password, secret, card number, CVV), a type this bundle does not
- * know, a password purpose, or a label (or id) that mentions a password, secret, token, key, credential, CVV,
- * PIN, one-time or recovery code, seed phrase or security answer, in any case, spacing, look-alike letters or
- * one of the common languages. Erring is safe one way only: a plain field read as sensitive merely asks. Such a
- * value is shown only after a person's yes (docs/rules.md R-OP-1).
- */
-export function isSensitive(field: Pick<ItemField, "type" | "label" | "id" | "purpose">): boolean {
-  const type = field.type.toUpperCase();
-  if (CONCEALED_TYPES.has(type) || !PLAIN_TYPES.has(type)) return true;
-  if (field.purpose?.toUpperCase() === "PASSWORD") return true;
-  return [field.label, field.id].some(mentionsSecret);
-}
-
-export const REDACTED = "[REDACTED]";
-
-/** The item with every sensitive value withheld, as the read-only tools and a declined reveal answer it. */
-export function redacted(item: Item): Item {
-  return { ...item, fields: item.fields.map((f) => (isSensitive(f) && f.value !== undefined ? { ...f, value: REDACTED } : f)) };
-}
-
-/** The fields of an item a reveal would show. */
-export const sensitiveFields = (item: Item): ItemField[] => item.fields.filter((f) => isSensitive(f) && f.value !== undefined && f.value !== "");

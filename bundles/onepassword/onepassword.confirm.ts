@@ -10,9 +10,10 @@ import { askPerson, auditRefusal, type Preflight, preflight } from "../kit/confi
 import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite } from "../kit/gate";
 import { elicitationPosture } from "../kit/posture";
-import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "../kit/prompt";
+import { cleanLine, PromptRefusal } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { type OnePasswordClient, OnePasswordError, SHARED_MOUNT } from "./onepassword.client";
+import { buildOnePasswordPrompt, type OnePasswordPromptSpec } from "./onepassword.prompt";
 
 /** The variable a provisioning mount sets, under its own namespace, to "false". */
 export const PROVISIONING_VARIABLE = "OP_ELICITATION_WRITE";
@@ -68,7 +69,8 @@ export interface ConfirmedTool<A, T> {
   /** Whether this target needs a person: a reveal asks only when a sensitive value would be shown. */
   asks: (target: T) => boolean;
   fingerprint: (target: T) => FingerprintInput;
-  prompt: (target: T) => PromptSpec;
+  /** What the person is shown: the caller's values, and apart from them what was read from 1Password (R-OP-10). */
+  prompt: (target: T) => OnePasswordPromptSpec;
   /** Carries the call out: `asked` when a person said yes (a write then needs that yes at the gate). */
   act: (target: T, run: { client: OnePasswordClient; write: GatedWrite; asked: boolean }) => Promise<CallToolResult>;
   /** The answer when no yes came: a reveal answers the items with every sensitive value withheld. */
@@ -161,7 +163,7 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
 
   let message: string;
   try {
-    message = buildPrompt(gate.pre.slug, tool.prompt(target));
+    message = buildOnePasswordPrompt(gate.pre.slug, tool.prompt(target));
   } catch (error) {
     if (error instanceof PromptRefusal) {
       audit("refused", { reason: error.code === "too_large" ? "prompt_too_large" : "prompt_value_too_long" }, scope);

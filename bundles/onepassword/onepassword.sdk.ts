@@ -16,7 +16,7 @@ const loadSdk = (): Promise<SdkModule> => import("@1password/sdk");
 export const INTEGRATION = { integrationName: "strad", integrationVersion: "0.1.0" } as const;
 const SDK = "1Password";
 
-/** The SDK's field types in Connect's vocabulary, which the sensitive rule reads (onepassword.client.ts). */
+/** The SDK's field types in Connect's vocabulary, which the sensitive rule reads (onepassword.sensitive.ts). */
 const FIELD_TYPES: Record<string, string> = {
   Text: "STRING",
   Concealed: "CONCEALED",

@@ -7,28 +7,26 @@ import { z } from "zod";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { WriteOptions, WriteWords } from "../kit/gate";
 import { type DeclaredAnnotations, declareGuard, type GuardKind } from "../kit/guard";
-import type { PromptSpec, PromptValue } from "../kit/prompt";
+import type { PromptValue } from "../kit/prompt";
 import { activeScope, currentScope } from "../kit/scope";
 import {
   afterFailedWrite,
   credentialsFor,
   type Item,
   type ItemSummary,
-  isSensitive,
   type NewField,
   type NewItem,
   type OnePasswordClient,
   OnePasswordError,
   OP_ID,
-  REDACTED,
-  redacted,
   type ShareExpiry,
-  sensitiveFields,
   type Vault,
 } from "./onepassword.client";
 import { type ConfirmedTool, reasonOf, refusal, runConfirmed, text, warnIgnoredVariables } from "./onepassword.confirm";
 import { ConnectClient } from "./onepassword.connect";
+import type { OnePasswordPromptSpec } from "./onepassword.prompt";
 import { ServiceAccountClient } from "./onepassword.sdk";
+import { isSensitive, REDACTED, redacted, revealed, revealsAnything, sensitiveParts, urlFacts } from "./onepassword.sensitive";
 
 /** The 1Password bundle's registry of confirmed tools: every tool that asks a person, and nothing else. */
 export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set([
@@ -99,8 +97,12 @@ async function reading(work: (client: OnePasswordClient) => Promise<unknown>): P
   }
 }
 
-/** An item as the tools answer it: every field with whether it is sensitive, values as given (redacted or not). */
-export function shownItem(item: Item, vault?: Vault) {
+/**
+ * An item as the tools answer it: every sensitive value withheld unless `reveal` (a person said yes), websites never
+ * with their userinfo, and every field and website saying whether it is sensitive (docs/rules.md R-OP-1).
+ */
+export function shownItem(raw: Item, reveal: boolean, vault?: Vault) {
+  const item = reveal ? revealed(raw) : redacted(raw);
   return {
     id: item.id,
     vault_id: item.vaultId,
@@ -141,31 +143,44 @@ async function resolveReveal(args: { items: ItemRefArgs[] }, client: OnePassword
   return { mount: currentScope().mount, entries: items.map((item) => ({ vault: vaults.get(item.vaultId) as Vault, item })) };
 }
 
-/** What a reveal is bound to: the exact item set, and which fields of it would be shown (docs/rules.md R-OP-7). */
+/** What a reveal is bound to: the exact item set, and which fields and websites of it would be shown (docs/rules.md R-OP-7). */
 export function revealFingerprint(target: RevealTarget): FingerprintInput {
   return {
     operation: "onepassword_get_item",
     target: {
       mount: target.mount,
       items: { set: target.entries.map((e) => `${e.item.vaultId}/${e.item.id}`) },
-      reveals: { set: target.entries.flatMap((e) => sensitiveFields(e.item).map((f) => `${e.item.vaultId}/${e.item.id}/${f.id}`)) },
+      reveals: {
+        set: target.entries.flatMap((e) => {
+          const parts = sensitiveParts(e.item);
+          const at = `${e.item.vaultId}/${e.item.id}`;
+          return [...parts.fields.map((f) => `${at}/${f.id}`), ...parts.urls.map((u) => `${at}/url:${u.index}`)];
+        }),
+      },
     },
   };
 }
 
-const fieldNames = (fields: readonly { label: string; id: string }[]): string => fields.map((f) => (f.label.trim() === "" ? f.id : f.label)).join(", ");
+/** What a reveal would show of one item, by name: its fields' labels, and each withheld website by its host. */
+function revealedNames(item: Item): string[] {
+  const parts = sensitiveParts(item);
+  const website = (label: string | undefined, host: string | undefined) => `${label?.trim() || "website"} (${host === undefined ? "not a plain URL" : `at ${host}`})`;
+  return [...parts.fields.map((f) => (f.label.trim() === "" ? f.id : f.label)), ...parts.urls.map((u) => website(u.url.label, urlFacts(u.url.href).host))];
+}
 
-export function revealPrompt(target: RevealTarget): PromptSpec {
-  const revealing = target.entries.filter((e) => sensitiveFields(e.item).length > 0);
-  const count = revealing.reduce((n, e) => n + sensitiveFields(e.item).length, 0);
+export function revealPrompt(target: RevealTarget): OnePasswordPromptSpec {
+  const names = target.entries.map((e) => revealedNames(e.item));
+  const count = names.reduce((n, list) => n + list.length, 0);
   return {
-    heading: `This will reveal ${count} sensitive field(s) of ${revealing.length} 1Password item(s) to the caller.`,
-    consequence: "A revealed password, key or card number cannot be un-revealed. The vaults, titles and field names below were read from 1Password just now; no value is shown.",
-    values: target.entries.flatMap((e): PromptValue[] => {
-      const fields = sensitiveFields(e.item);
+    heading: `This will reveal ${count} sensitive value(s) of ${names.filter((list) => list.length > 0).length} 1Password item(s) to the caller.`,
+    consequence: "A revealed password, key or card number cannot be un-revealed. No value is shown here.",
+    // The ids are the caller's; the names they stand for were read from 1Password (R-OP-10).
+    values: target.entries.map((e): PromptValue => ({ label: "Asked for", value: `${e.item.vaultId}/${e.item.id}` })),
+    read: target.entries.flatMap((e, i): PromptValue[] => {
+      const shown = names[i] ?? [];
       return [
         { label: "Item", value: `${e.vault.name} / ${e.item.title} (${e.item.id})` },
-        { label: "Reveals", value: fields.length === 0 ? "nothing (no sensitive field)" : fieldNames(fields) },
+        { label: "Reveals", value: shown.length === 0 ? "nothing (no sensitive value)" : shown.join(", ") },
       ];
     }),
   };
@@ -175,14 +190,14 @@ const revealTool: ConfirmedTool<{ items: ItemRefArgs[] }, RevealTarget> = {
   words: { nothing: "Nothing was revealed." },
   provisioning: false,
   resolve: resolveReveal,
-  asks: (target) => target.entries.some((e) => sensitiveFields(e.item).length > 0),
+  asks: (target) => target.entries.some((e) => revealsAnything(e.item)),
   fingerprint: revealFingerprint,
   prompt: revealPrompt,
-  act: async (target) => json({ items: target.entries.map((e) => shownItem(e.item, e.vault)), _credentialsRevealed: target.entries.some((e) => sensitiveFields(e.item).length > 0) }),
+  act: async (target) => json({ items: target.entries.map((e) => shownItem(e.item, true, e.vault)), _credentialsRevealed: target.entries.some((e) => revealsAnything(e.item)) }),
   // Declined, expired, cancelled, unticked, unrecognised or changed: the items, every sensitive value withheld.
   notDone: (target, why) =>
     json({
-      items: target.entries.map((e) => shownItem(redacted(e.item), e.vault)),
+      items: target.entries.map((e) => shownItem(e.item, false, e.vault)),
       _credentialsRevealed: false,
       _notRevealed: `${why}; every sensitive field is ${REDACTED}`,
     }),
@@ -225,11 +240,12 @@ export function createFingerprint(target: CreateTarget): FingerprintInput {
 
 const KIND: Record<NewItem["category"], string> = { LOGIN: "login", SECURE_NOTE: "secure note", API_CREDENTIAL: "API credential" };
 
-export function createPrompt(target: CreateTarget): PromptSpec {
+export function createPrompt(target: CreateTarget): OnePasswordPromptSpec {
   const kind = KIND[target.items[0]?.category ?? "LOGIN"];
   return {
-    heading: `This will create ${target.items.length} ${kind} item(s) in the 1Password vault ${target.vault.name} (${target.vault.id}).`,
+    heading: `This will create ${target.items.length} ${kind} item(s) in the 1Password vault ${target.vault.id}.`,
     consequence: "The items are stored as written. Concealed values and note bodies are not shown.",
+    read: [{ label: "Vault", value: `${target.vault.name} (${target.vault.id})` }],
     values: target.items.flatMap((i): PromptValue[] => [
       { label: "Title", value: i.title },
       ...i.fields.map((f): PromptValue => {
@@ -345,10 +361,9 @@ const shareTool: ConfirmedTool<{ items: ItemRefArgs[]; expires?: ShareExpiry; on
   fingerprint: shareFingerprint,
   prompt: (target) => ({
     heading: `This will create a share link for each of ${target.entries.length} 1Password item(s).`,
-    consequence:
-      "Whoever opens a link sees the whole item, passwords and keys included, until it expires; it cannot be called back from someone who opened it. The vaults and titles below were read from 1Password just now.",
+    consequence: "Whoever opens a link sees the whole item, passwords and keys included, until it expires; it cannot be called back from someone who opened it.",
+    read: target.entries.map((e): PromptValue => ({ label: "Item", value: `${e.vault.name} / ${e.item.title} (${e.item.id})` })),
     values: [
-      ...target.entries.map((e): PromptValue => ({ label: "Item", value: `${e.vault.name} / ${e.item.title} (${e.item.id})` })),
       { label: "Expires after", value: target.expires },
       { label: "One view only", value: target.oneTime ? "yes" : "no" },
       ...(target.emails.length === 0
@@ -420,11 +435,11 @@ export function onepasswordServer(mount: string, env: Record<string, unknown>): 
   server.registerTool(
     "onepassword_get_item_metadata",
     {
-      description: `Reads one item without asking anyone: its title, category, tags, websites and every field, with each sensitive value (passwords, secrets, keys, card numbers, PINs) replaced by ${REDACTED}. onepassword_get_item reveals them, after a person approves.`,
+      description: `Reads one item without asking anyone: its title, category, tags, websites and every field, with every value that is not plainly public (anything but a username or email, a title-like field or a website's address) replaced by ${REDACTED}, and websites without their userinfo. onepassword_get_item reveals them, after a person approves.`,
       inputSchema: ItemRef,
       annotations: READS,
     },
-    async ({ vault_id, item_id }) => reading(async (client) => shownItem(redacted(await client.getItem(vault_id, item_id)), await client.getVault(vault_id))),
+    async ({ vault_id, item_id }) => reading(async (client) => shownItem(await client.getItem(vault_id, item_id), false, await client.getVault(vault_id))),
   );
 
   confirmedTool(
@@ -432,7 +447,7 @@ export function onepasswordServer(mount: string, env: Record<string, unknown>): 
     "onepassword_get_item",
     "when",
     {
-      description: `Reads items with their sensitive values (passwords, secrets, keys, card numbers, PINs). When any would be shown, a person is asked first, once for the whole batch, and shown each item's vault, title and which fields would be revealed; without their yes the items come back with every sensitive value ${REDACTED} and _credentialsRevealed: false. Refuses when no approval channel reaches the call.`,
+      description: `Reads items with their sensitive values (every value but a username or email, a title-like field or a plain website's address: passwords, keys, card numbers, notes, any other field). When any would be shown, a person is asked first, once for the whole batch, and shown each item's vault, title and which fields would be revealed; without their yes the items come back with every sensitive value ${REDACTED} and _credentialsRevealed: false. Refuses when no approval channel reaches the call.`,
       inputSchema: z.object({ items: z.array(ItemRef).min(1).max(MAX_BATCH).describe(`The items to read (at most ${MAX_BATCH}).`) }),
       annotations: REVEALS,
     },

@@ -1,107 +1,11 @@
-// The 1Password bundle's client layer: the sensitive-field rule as a table, which credentials a mount reads (own path: its own only; the shared mount: its own, else the bare ones), and the Connect client against the Connect fake (status-only errors, no redirect followed, https only, ids checked).
+// The 1Password bundle's client layer: which credentials a mount reads (own path: its own only; the shared mount: its own, else the bare ones), and the Connect client against the Connect fake (status-only errors, no redirect followed, https only, ids checked).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CallScope, runInScope } from "../../../bundles/kit/scope";
-import { credentialsFor, type ItemField, isSensitive, redacted, SHARED_MOUNT } from "../../../bundles/onepassword/onepassword.client";
+import { credentialsFor, SHARED_MOUNT } from "../../../bundles/onepassword/onepassword.client";
 import { ConnectClient, connectBase } from "../../../bundles/onepassword/onepassword.connect";
 import { SECRET_MARKER } from "../../fakes/onepassword/connect.fake";
 import { IDS, PROVISIONING_TOKEN, SECRETS, SHARED_TOKEN } from "../../fakes/onepassword/seed";
 import { type ServedConnect, startConnectFake } from "./helpers";
-
-const field = (type: string, label: string, extra: Partial<ItemField> = {}): ItemField => ({ id: extra.id ?? "f1", type, label, ...extra });
-
-describe("the sensitive-field rule", () => {
-  it.each([
-    // A concealed type is sensitive whatever its label.
-    ["CONCEALED", "password", true],
-    ["CONCEALED", "anything at all", true],
-    ["CREDIT_CARD_NUMBER", "number", true],
-    ["OTP", "one-time password", true],
-    ["SSHKEY", "private key", true],
-    // A type this bundle does not know counts as concealed.
-    ["SOMETHING_NEW", "label", true],
-    // A plain type is sensitive by its label: password, secret, token, key, credential, CVV, PIN.
-    ["STRING", "Deploy token", true],
-    ["STRING", "API key", true],
-    ["STRING", "Client Secret", true],
-    ["STRING", "old password", true],
-    ["STRING", "passphrase", true],
-    ["STRING", "credential", true],
-    ["STRING", "CVV", true],
-    ["STRING", "verification cvc", true],
-    ["STRING", "PIN", true],
-    ["STRING", "Pin code", true],
-    ["STRING", "sim_pin", true],
-    ["STRING", "simPin", true],
-    ["STRING", "pin", true],
-    // Issue 16 review: the spellings, languages and look-alikes a label may use.
-    ["STRING", "passwd", true],
-    ["STRING", "pwd", true],
-    ["STRING", "PW", true],
-    ["STRING", "Wi-Fi pass", true],
-    ["STRING", "pass word", true],
-    ["STRING", "pass_word", true],
-    ["STRING", "Passwort", true],
-    ["STRING", "Kennwort", true],
-    ["STRING", "mot de passe", true],
-    ["STRING", "contraseña", true],
-    ["STRING", "пароль", true],
-    ["STRING", "Recovery codes", true],
-    ["STRING", "backup code", true],
-    ["STRING", "seed phrase", true],
-    ["STRING", "Seed", true],
-    ["STRING", "mnemonic", true],
-    ["STRING", "otp", true],
-    ["STRING", "2FA", true],
-    ["STRING", "security answer", true],
-    ["STRING", "pIN", true],
-    ["STRING", "PIn", true],
-    ["STRING", "p\u0430ssword", true],
-    ["STRING", "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44", true],
-    ["STRING", "pass\u200bword", true],
-    ["STRING", "to\u0301ken", true],
-    // Plain fields stay plain: a note's body, a username, a website, a date.
-    ["STRING", "notesPlain", false],
-    ["STRING", "username", false],
-    ["EMAIL", "email", false],
-    ["URL", "website", false],
-    ["MONTH_YEAR", "expiry date", false],
-    ["MENU", "type", false],
-    ["STRING", "Shipping address", false],
-    ["STRING", "spinner colour", false],
-    ["STRING", "cardholder name", false],
-    ["STRING", "passenger name", false],
-    ["STRING", "compass heading", false],
-    ["STRING", "seeding date", false],
-  ])("a %s field labelled %j is sensitive: %s", (type, label, sensitive) => {
-    expect(isSensitive(field(type, label))).toBe(sensitive);
-  });
-
-  it("reads the field's id as well as its label, and a password purpose", () => {
-    // (A "Recovery" label is itself sensitive now: recovery codes. A neutral label shows the id alone deciding.)
-    expect(isSensitive(field("STRING", "Region", { id: "region_token" }))).toBe(true);
-    expect(isSensitive(field("STRING", "Region", { id: "region" }))).toBe(false);
-    expect(isSensitive(field("STRING", "login", { purpose: "PASSWORD" }))).toBe(true);
-    expect(isSensitive(field("STRING", "login", { purpose: "USERNAME" }))).toBe(false);
-  });
-
-  it("withholds every sensitive value as [REDACTED] and leaves the rest as they are", () => {
-    const item = {
-      id: IDS.card,
-      vaultId: IDS.finance,
-      title: "Corporate card",
-      category: "CREDIT_CARD",
-      tags: [],
-      urls: [],
-      fields: [
-        field("STRING", "cardholder name", { id: "a", value: "Ada" }),
-        field("CREDIT_CARD_NUMBER", "number", { id: "b", value: SECRETS.cardNumber }),
-        field("STRING", "PIN", { id: "c", value: SECRETS.pin }),
-      ],
-    };
-    expect(redacted(item).fields.map((f) => f.value)).toEqual(["Ada", "[REDACTED]", "[REDACTED]"]);
-    expect(item.fields[1]?.value).toBe(SECRETS.cardNumber);
-  });
-});
 
 describe("which credentials a mount reads (one token, one mount)", () => {
   const bare = { OP_CONNECT_HOST: "https://connect.example.com", OP_CONNECT_TOKEN: "bare-token" };

@@ -1,19 +1,20 @@
-// Runs the shared bundle contract (test/bundles/kit/contract.ts) against the 1Password bundle on every mount its bundle.json lists: the three reads answer unasked, the reveal, the three creates and the share are its registry of confirmed tools and each refuses without a usable channel before it reads or writes anything.
+// Runs the shared bundle contract (test/bundles/kit/contract.ts) against the 1Password bundle on the dev roster's mounts and on one a roster entry alone adds (bundle.json serves a mount per slug): the three reads answer unasked, the reveal, the three creates and the share are its registry of confirmed tools and each refuses without a usable channel before it reads or writes anything.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import manifest from "../../../bundles/onepassword/bundle.json";
 import handler from "../../../bundles/onepassword/onepassword.app";
 import { CONFIRMED_TOOLS, onepasswordServer } from "../../../bundles/onepassword/onepassword.tools";
 import { IDS } from "../../fakes/onepassword/seed";
 import { bundleContract } from "../kit/contract";
 
-const mounts = manifest.mounts.map((path) => path.slice(1));
+const mounts = ["onepassword", "onepassword-provisioning", "onepassword-team"];
 const ref = { vault_id: IDS.engineering, item_id: IDS.github };
 const env = {
   OP_CONNECT_HOST: "http://127.0.0.1:9/onepassword",
   OP_CONNECT_TOKEN: "contract-connect-token",
   ONEPASSWORD_PROVISIONING__OP_CONNECT_HOST: "http://127.0.0.1:9/onepassword",
   ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN: "contract-connect-token-provisioning",
+  ONEPASSWORD_TEAM__OP_CONNECT_HOST: "http://127.0.0.1:9/onepassword",
+  ONEPASSWORD_TEAM__OP_CONNECT_TOKEN: "contract-connect-token-team",
 };
 
 bundleContract({

@@ -8,12 +8,14 @@ import handler from "../../../bundles/onepassword/onepassword.app";
 import { forgetClients } from "../../../bundles/onepassword/onepassword.sdk";
 import { resetStartWarning } from "../../../bundles/onepassword/onepassword.tools";
 import { type ConnectStore, createConnectFake } from "../../fakes/onepassword/connect.fake";
-import { PROVISIONING_TOKEN, SHARED_TOKEN } from "../../fakes/onepassword/seed";
+import { PROVISIONING_TOKEN, SHARED_TOKEN, TEAM_TOKEN } from "../../fakes/onepassword/seed";
 import { askChannel, type BundleAnswer, callBundle, fakeCalls } from "../kit/helpers/bundle";
 import { type Handler, HostileServer, type Plan } from "../kit/helpers/hostile-server";
 
 export const SHARED = "onepassword";
 export const PROVISIONING = "onepassword-provisioning";
+/** A slug no roster holds, added by a roster entry alone: its own <SLUG>__ credentials reach the fake's third account. */
+export const TEAM = "onepassword-team";
 
 function headersOf(raw: IncomingHttpHeaders): Headers {
   const headers = new Headers();
@@ -90,13 +92,15 @@ export async function startConnectFake(): Promise<ServedConnect> {
   return { host: `${served.origin}/onepassword`, origin: served.origin, store, stop: served.stop };
 }
 
-/** Both mounts' Connect credentials (the shared one bare, the provisioning one under its own namespace), fast polls. */
+/** Each mount's Connect credentials (the shared one bare, the provisioning and team ones under their own namespaces), fast polls. */
 export function bundleEnv(fake: ServedConnect, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     OP_CONNECT_HOST: fake.host,
     OP_CONNECT_TOKEN: SHARED_TOKEN,
     ONEPASSWORD_PROVISIONING__OP_CONNECT_HOST: fake.host,
     ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN: PROVISIONING_TOKEN,
+    ONEPASSWORD_TEAM__OP_CONNECT_HOST: fake.host,
+    ONEPASSWORD_TEAM__OP_CONNECT_TOKEN: TEAM_TOKEN,
     STRAD_POLL_INTERVAL_MS: "20",
     STRAD_KEEPALIVE_MS: "50",
     ...extra,

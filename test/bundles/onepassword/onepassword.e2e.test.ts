@@ -104,7 +104,11 @@ describe("the read-only tools", () => {
     const meta = await callThrough("onepassword", "onepassword_get_item_metadata", card);
     expect(meta.text).not.toContain(SECRET_PREFIX);
     expect(fieldValue({ items: [meta.json] }, "Corporate card", "number")).toBe("[REDACTED]");
-    expect(fieldValue({ items: [meta.json] }, "Corporate card", "cardholder name")).toBe("Ada Lovelace");
+    // Deny by default (issue 26): a card's holder is no username, title or website, so it waits for a yes too.
+    expect(fieldValue({ items: [meta.json] }, "Corporate card", "cardholder name")).toBe("[REDACTED]");
+    const login = await callThrough("onepassword", "onepassword_get_item_metadata", github);
+    expect(fieldValue({ items: [login.json] }, "GitHub", "username")).toBe("ada@example.com");
+    expect(fieldValue({ items: [login.json] }, "GitHub", "notesPlain")).toBe("[REDACTED]");
   });
 });
 
@@ -119,16 +123,24 @@ describe.each(clients)("a %s caller's onepassword_get_item", (_label, connectFn)
     expect(fieldValue(json, "Corporate card", "verification number")).toBe(SECRETS.cvv);
     expect(promptsTo(route)).toHaveLength(1);
     const lines = promptLines(route);
-    expect(lines[0]).toBe("onepassword-scripted: This will reveal 4 sensitive field(s) of 2 1Password item(s) to the caller.");
-    expect(lines.slice(-4)).toEqual([
+    expect(lines[0]).toBe("onepassword-scripted: This will reveal 7 sensitive value(s) of 2 1Password item(s) to the caller.");
+    // What was read from 1Password is labelled so, never as the caller's (issue 26).
+    expect(lines.slice(-5)).toEqual([
+      "Values below were read from 1Password just now, not supplied by the caller:",
       `  Item: Engineering / GitHub (${IDS.github})`,
-      "  Reveals: password",
+      "  Reveals: password, notesPlain",
       `  Item: Finance / Corporate card (${IDS.card})`,
-      "  Reveals: number, verification number, PIN",
+      "  Reveals: cardholder name, number, verification number, expiry date, PIN",
     ]);
+    // Under the caller's heading, only the ids the caller asked for.
+    const caller = lines.slice(
+      lines.indexOf("Values below are supplied by the caller, not by this server:") + 1,
+      lines.indexOf("Values below were read from 1Password just now, not supplied by the caller:"),
+    );
+    expect(caller).toEqual([`  Asked for: ${IDS.engineering}/${IDS.github}`, `  Asked for: ${IDS.finance}/${IDS.card}`, ""]);
     expect(lines.join("\n")).not.toContain(SECRET_PREFIX);
     for (const r of scripted.requestsTo(route)) {
-      expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_ID);
+      expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.SCRIPTED_CF_ACCESS_CLIENT_ID);
       expect(r.headers.authorization).toBeUndefined();
     }
   });
@@ -231,7 +243,8 @@ describe("the creates", () => {
     expect(((json?.created ?? []) as { title: string }[]).map((c) => c.title)).toEqual([title]);
     expect(await connect.created(title)).toEqual([expect.objectContaining({ account: "shared", vault: IDS.engineering, category })]);
     expect(promptsTo(route)).toHaveLength(1);
-    expect(promptLines(route)[0]).toMatch(/^onepassword-scripted: This will create 1 .* item\(s\) in the 1Password vault Engineering/);
+    expect(promptLines(route)[0]).toMatch(new RegExp(`^onepassword-scripted: This will create 1 .* item\\(s\\) in the 1Password vault ${IDS.engineering}\\.$`));
+    expect(promptLines(route).slice(-2)).toEqual(["Values below were read from 1Password just now, not supplied by the caller:", `  Vault: Engineering (${IDS.engineering})`]);
     expect(promptLines(route).join("\n")).not.toContain(SECRET_PREFIX);
   });
 
@@ -323,7 +336,7 @@ describe("the provisioning slug (own path, own token, provisioning posture)", ()
     const session = await mintSession();
     const call = callThrough("onepassword-provisioning", "onepassword_get_item", { items: [{ vault_id: IDS.provisioning, item_id: IDS.bootstrap }] }, session.elicitationUrl);
     const prompt = await waitForPendingPrompt(session.sessionId);
-    expect(prompt.message).toMatch(/^onepassword-provisioning: This will reveal 1 sensitive field\(s\) of 1 1Password item\(s\)/);
+    expect(prompt.message).toMatch(/^onepassword-provisioning: This will reveal 1 sensitive value\(s\) of 1 1Password item\(s\)/);
     await decidePrompt(session.sessionId, prompt.requestId, "decline");
     const { json, text } = await call;
     expect(text).not.toContain(SECRETS.bootstrap);

@@ -1,7 +1,8 @@
-// A 1Password reveal approved by a person in a real browser: onepassword_get_item through the gateway raises one prompt on the approval service's review page, naming the slug, each item and the fields it would reveal and no value; ticking the box and accepting reveals exactly those values to the caller.
+// A 1Password reveal approved by a person in a real browser: onepassword_get_item through the gateway raises one prompt on the approval service's review page, naming the slug, the ids the caller asked for, and, as read from 1Password, each item and the fields it would reveal and no value; ticking the box and accepting reveals exactly those values to the caller.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mintSession } from "../../../approvals/dev-api.mjs";
+import { READ_VALUES_HEADING } from "../../../bundles/onepassword/onepassword.prompt";
 import { chromiumForFile, SHOTS } from "../../e2e/browser";
 import { bearer, connectModern, FAKES, TOKENS, textOf } from "../../e2e/helpers";
 import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
@@ -20,12 +21,16 @@ describe("the review page", () => {
     const card = page.getByTestId("prompt").first();
     await card.waitFor({ timeout: 15_000 });
     const message = await card.getByTestId("prompt-message").innerText();
-    expect(message).toContain("onepassword: This will reveal 1 sensitive field(s) of 1 1Password item(s) to the caller.");
+    expect(message).toContain("onepassword: This will reveal 2 sensitive value(s) of 1 1Password item(s) to the caller.");
     const labels = await card.getByTestId("prompt-value-label").allTextContents();
     const values = await card.getByTestId("prompt-value").allTextContents();
+    // The ids are the caller's; the vault, title and field names were read from 1Password, and the card says so (issue 26).
     expect(labels.map((l, i) => [l, values[i]])).toEqual([
+      ["Asked for:", `${IDS.engineering}/${IDS.github}`],
+      ["", ""],
+      ["", READ_VALUES_HEADING],
       ["Item:", `Engineering / GitHub (${IDS.github})`],
-      ["Reveals:", "password"],
+      ["Reveals:", "password, notesPlain"],
     ]);
     // The card names the field; it never shows a value.
     expect(await card.innerText()).not.toContain(SECRET_PREFIX);

@@ -1,9 +1,10 @@
-// Findings of the issue 16 review, each held here: a label the sensitive rule once missed is never shown before a
-// yes (in metadata or after a decline), and a create whose request left the gate and then failed is never
-// reported as "nothing was created" (a retry would make a second item).
+// Findings of the issue 16 and issue 26 reviews, each held here through the tools: a label the sensitive rule once
+// missed (or that no word list holds: deny by default) is never shown before a yes, in metadata or after a decline; a
+// field's section counts; a website loses its userinfo and one with a query or userinfo waits for a yes; and a create
+// whose request left the gate and then failed is never reported as "nothing was created" (a retry would make a second item).
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { IDS, SECRET_PREFIX } from "../../fakes/onepassword/seed";
-import { harness, PROVISIONING } from "./helpers";
+import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
+import { harness, PROVISIONING, TEAM } from "./helpers";
 
 const h = harness();
 const github = { vault_id: IDS.engineering, item_id: IDS.github };
@@ -30,6 +31,66 @@ describe("issue 16 review: labels the sensitive rule once missed", () => {
       expect(declined.prompts[0]?.join("\n")).toContain(label.replace("\u200b", ""));
     },
   );
+});
+
+describe("issue 26 review: deny by default", () => {
+  it.each([
+    "Bearer",
+    "JWT",
+    "DSN",
+    "Connection string",
+    "Security code",
+    "PUK",
+    "Wiederherstellungscodes",
+    "API-Schlüssel",
+    "Geheimnis",
+    "one-time code",
+    "Recovery codes",
+    "Токен",
+    "Mot de passe",
+    "Contraseña",
+    "パスワード",
+    "Пароль",
+    "密码",
+    "Clé API",
+    "Código de seguridad",
+    "Sicherheitscode",
+  ])("a STRING field labelled %j is withheld by metadata and by a declined reveal, and the reveal's prompt names it", async (label) => {
+    await addField({ id: "addedfield", type: "STRING", label, value: `${SECRET_PREFIX}leak` });
+    const meta = await h.call({ tool: "onepassword_get_item_metadata", args: github, channel: "none" });
+    expect(meta.answer.text).not.toContain(`${SECRET_PREFIX}leak`);
+    const declined = await h.call({ tool: "onepassword_get_item", args: { items: [github] }, poll: { body: { action: "decline" } } });
+    expect(declined.json?._credentialsRevealed).toBe(false);
+    expect(declined.answer.text).not.toContain(`${SECRET_PREFIX}leak`);
+    expect(declined.prompts[0]).toContain(`  Reveals: password, notesPlain, ${label}`);
+  });
+
+  it.each(["Recovery codes", "API"])("a username field under a section titled %j is withheld, and a username outside any section is not", async (title) => {
+    await addField({ id: "sectioned", type: "STRING", purpose: "USERNAME", label: "username", value: `${SECRET_PREFIX}sectioned`, section: { id: "s9", label: title } });
+    const meta = await h.call({ tool: "onepassword_get_item_metadata", args: github, channel: "none" });
+    expect(meta.answer.text).not.toContain(`${SECRET_PREFIX}sectioned`);
+    const fields = (meta.json?.fields ?? []) as { id: string; value: string; sensitive: boolean; section?: string }[];
+    expect(fields.find((f) => f.id === "sectioned")).toMatchObject({ value: "[REDACTED]", sensitive: true, section: title });
+    expect(fields.find((f) => f.id === "username")).toMatchObject({ value: "ada@example.com", sensitive: false });
+  });
+
+  it("a website loses its userinfo before anything is shown, and one with userinfo or a query is withheld until a yes", async () => {
+    const status = { vault_id: IDS.team, item_id: IDS.status };
+    const meta = await h.call({ mount: TEAM, tool: "onepassword_get_item_metadata", args: status, channel: "none" });
+    expect(meta.answer.text).not.toContain(SECRET_PREFIX);
+    expect(meta.json?.urls).toEqual([
+      { href: "https://status.example.com/", primary: true, sensitive: false },
+      { href: "[REDACTED]", label: "admin", sensitive: true, host: "status.example.com" },
+      { href: "[REDACTED]", sensitive: true, host: "status.example.com" },
+    ]);
+    const accepted = await h.call({ mount: TEAM, tool: "onepassword_get_item", args: { items: [status] } });
+    expect(accepted.prompts[0]?.slice(-2)).toEqual([`  Item: Team / Status page (${IDS.status})`, "  Reveals: admin (at status.example.com), website (at status.example.com)"]);
+    expect(accepted.json?._credentialsRevealed).toBe(true);
+    const urls = ((accepted.json?.items ?? []) as { urls: { href: string }[] }[])[0]?.urls.map((u) => u.href);
+    // The query was asked for and shown; the userinfo never is, asked or not.
+    expect(urls).toEqual(["https://status.example.com/", "https://status.example.com/admin", `https://status.example.com/feed?key=${SECRETS.urlQuery}`]);
+    expect([accepted.answer.text, ...accepted.prompts.flat()].join("\n")).not.toContain(SECRETS.urlPassword);
+  });
 });
 
 describe("issue 16 review: a create whose outcome is unknown says so", () => {

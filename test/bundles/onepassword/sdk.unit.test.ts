@@ -130,7 +130,8 @@ describe("the tools on a service-account mount", () => {
     const declined = await h.call({ tool: "onepassword_get_item", args: { items: [github] }, env, poll: { body: { action: "decline" } } });
     expect(declined.json?._credentialsRevealed).toBe(false);
     expect(declined.answer.text).not.toContain("sdk-secret");
-    expect(declined.prompts[0]).toContain("  Reveals: password, one-time password");
+    // The notes are no username, title or website either (issue 26), so the SDK item's notes wait for the yes too.
+    expect(declined.prompts[0]).toContain("  Reveals: password, one-time password, notesPlain");
     const accepted = await h.call({ tool: "onepassword_get_item", args: { items: [github] }, env });
     expect(accepted.json?._credentialsRevealed).toBe(true);
     expect(accepted.answer.text).toContain("sdk-secret-password");
@@ -141,7 +142,16 @@ describe("the tools on a service-account mount", () => {
     expect(answer.isError, answer.text).toBe(false);
     expect(json).toEqual({ shared: [{ vault_id: IDS.engineering, item_id: IDS.github, title: "GitHub", url: `https://share.1password.com/s#${IDS.github}` }], expires: "1d", one_time: true });
     expect(sdk.state.shares).toEqual([{ itemId: IDS.github, params: { oneTimeOnly: true, expireAfter: "OneDay", recipients: [{ type: "Email", parameters: { email: "bob@example.com" } }] } }]);
-    expect(prompts[0]?.slice(5)).toEqual([`  Item: Engineering / GitHub (${IDS.github})`, "  Expires after: 1d", "  One view only: yes", "  Recipient: bob@example.com"]);
+    // The link's settings are the caller's; the item's vault and title were read from 1Password, and say so (issue 26).
+    expect(prompts[0]?.slice(4)).toEqual([
+      "Values below are supplied by the caller, not by this server:",
+      "  Expires after: 1d",
+      "  One view only: yes",
+      "  Recipient: bob@example.com",
+      "",
+      "Values below were read from 1Password just now, not supplied by the caller:",
+      `  Item: Engineering / GitHub (${IDS.github})`,
+    ]);
     expect(h.calls.claims.map((c) => c.won)).toEqual([true]);
   });
 

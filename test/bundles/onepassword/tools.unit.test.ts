@@ -4,13 +4,14 @@ import { canonicalTarget, fingerprint } from "../../../bundles/kit/fingerprint";
 import { revealFingerprint } from "../../../bundles/onepassword/onepassword.tools";
 import { SECRET_MARKER } from "../../fakes/onepassword/connect.fake";
 import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
-import { ACCEPT, harness, PENDING, PROVISIONING, SHARED } from "./helpers";
+import { ACCEPT, harness, PENDING, PROVISIONING, SHARED, TEAM } from "./helpers";
 
 const h = harness();
 const github = { vault_id: IDS.engineering, item_id: IDS.github };
 const card = { vault_id: IDS.finance, item_id: IDS.card };
 const wifi = { vault_id: IDS.finance, item_id: IDS.wifi };
 const deploy = { vault_id: IDS.engineering, item_id: IDS.deployNotes };
+const wiki = { vault_id: IDS.team, item_id: IDS.wiki };
 
 type Shown = { id: string; title: string; fields: { label: string; value?: string; sensitive: boolean }[] };
 const itemsOf = (json: Record<string, unknown> | undefined) => (json?.items ?? []) as Shown[];
@@ -28,18 +29,25 @@ describe("onepassword_get_item", () => {
     expect(fieldValue(items, "Corporate card", "number")).toBe(SECRETS.cardNumber);
     expect(fieldValue(items, "Corporate card", "PIN")).toBe(SECRETS.pin);
     expect(prompts).toHaveLength(1);
+    // Issue 26: everything but a username, a title-like field or a website's host asks (a note's body, a card's
+    // holder and expiry), and what was read from 1Password is labelled so, never as the caller's.
     expect(prompts[0]).toEqual([
-      "onepassword: This will reveal 4 sensitive field(s) of 2 1Password item(s) to the caller.",
+      "onepassword: This will reveal 8 sensitive value(s) of 3 1Password item(s) to the caller.",
       "",
-      "A revealed password, key or card number cannot be un-revealed. The vaults, titles and field names below were read from 1Password just now; no value is shown.",
+      "A revealed password, key or card number cannot be un-revealed. No value is shown here.",
       "",
       "Values below are supplied by the caller, not by this server:",
+      `  Asked for: ${IDS.engineering}/${IDS.github}`,
+      `  Asked for: ${IDS.finance}/${IDS.card}`,
+      `  Asked for: ${IDS.finance}/${IDS.wifi}`,
+      "",
+      "Values below were read from 1Password just now, not supplied by the caller:",
       `  Item: Engineering / GitHub (${IDS.github})`,
-      "  Reveals: password",
+      "  Reveals: password, notesPlain",
       `  Item: Finance / Corporate card (${IDS.card})`,
-      "  Reveals: number, verification number, PIN",
+      "  Reveals: cardholder name, number, verification number, expiry date, PIN",
       `  Item: Finance / Office wifi (${IDS.wifi})`,
-      "  Reveals: nothing (no sensitive field)",
+      "  Reveals: notesPlain",
     ]);
     expect(prompts.flat().join("\n")).not.toContain(SECRET_PREFIX);
   });
@@ -62,9 +70,10 @@ describe("onepassword_get_item", () => {
     expect(items.map((i) => i.title)).toEqual(["GitHub", "Corporate card", "Deploy notes"]);
     expect(fieldValue(items, "GitHub", "password")).toBe("[REDACTED]");
     expect(fieldValue(items, "Deploy notes", "Deploy token")).toBe("[REDACTED]");
-    // What is not sensitive is still there.
+    // A note's body is not plainly public (issue 26), and is withheld too.
+    expect(fieldValue(items, "Deploy notes", "notesPlain")).toBe("[REDACTED]");
+    // What is plainly public is still there.
     expect(fieldValue(items, "GitHub", "username")).toBe("ada@example.com");
-    expect(fieldValue(items, "Deploy notes", "notesPlain")).toBe("Never deploy on a Friday.");
   });
 
   it("fails naming only the HTTP status when the approval service answers an error, and reveals nothing", async () => {
@@ -80,11 +89,16 @@ describe("onepassword_get_item", () => {
   });
 
   it("does not ask when no item of the batch holds a sensitive value", async () => {
-    const { answer, json, prompts } = await h.call({ tool: "onepassword_get_item", args: { items: [wifi] }, poll: { body: { action: "decline" } } });
+    // The team account's wiki login holds only a username, an email, a title-like field and a plain website.
+    const { answer, json, prompts } = await h.call({ mount: TEAM, tool: "onepassword_get_item", args: { items: [wiki] }, poll: { body: { action: "decline" } } });
     expect(prompts).toEqual([]);
     expect(answer.isError).toBe(false);
     expect(json?._credentialsRevealed).toBe(false);
-    expect(fieldValue(itemsOf(json), "Office wifi", "notesPlain")).toBe("SSID: strad-guest");
+    expect(itemsOf(json)[0]?.fields.map((f) => [f.label, f.value, f.sensitive])).toEqual([
+      ["username", "team@example.com", false],
+      ["E-Mail", "wiki-owner@example.com", false],
+      ["Name", "Wiki admin", false],
+    ]);
   });
 
   it("reveals nothing when the item set changes between the prompt and the yes: the approval covered the fields the person saw", async () => {
@@ -154,11 +168,12 @@ describe("the read-only tools", () => {
     ]);
     const meta = await h.call({ tool: "onepassword_get_item_metadata", args: card, channel: "none" });
     expect(meta.answer.text).not.toContain(SECRET_PREFIX);
+    // Issue 26: a card's holder and expiry are no username, title or website, so they wait for a yes too.
     expect(((meta.json?.fields ?? []) as { label: string; value: string; sensitive: boolean }[]).map((f) => [f.label, f.value, f.sensitive])).toEqual([
-      ["cardholder name", "Ada Lovelace", false],
+      ["cardholder name", "[REDACTED]", true],
       ["number", "[REDACTED]", true],
       ["verification number", "[REDACTED]", true],
-      ["expiry date", "202812", false],
+      ["expiry date", "[REDACTED]", true],
       ["PIN", "[REDACTED]", true],
     ]);
     expect(meta.json?.vault_name).toBe("Finance");
@@ -206,14 +221,19 @@ describe("the creates", () => {
       ["shared", IDS.engineering, "Sentry", "LOGIN", "password:CONCEALED"],
     ]);
     expect(prompts).toHaveLength(1);
-    expect(prompts[0]?.slice(0, 1)).toEqual([`onepassword: This will create 2 login item(s) in the 1Password vault Engineering (${IDS.engineering}).`]);
-    expect(prompts[0]?.slice(5)).toEqual([
+    expect(prompts[0]?.slice(0, 1)).toEqual([`onepassword: This will create 2 login item(s) in the 1Password vault ${IDS.engineering}.`]);
+    // The caller's values under the caller's heading; the vault's name, read from 1Password, under its own (issue 26).
+    expect(prompts[0]?.slice(4)).toEqual([
+      "Values below are supplied by the caller, not by this server:",
       "  Title: Grafana",
       "  username: ops",
       "  Stores: password (concealed, not shown)",
       "  Website: https://grafana.example.com",
       "  Title: Sentry",
       "  Stores: password (concealed, not shown)",
+      "",
+      "Values below were read from 1Password just now, not supplied by the caller:",
+      `  Vault: Engineering (${IDS.engineering})`,
     ]);
     expect(prompts.flat().join("\n")).not.toContain(SECRET_PREFIX);
     // One call, one claim, however many items it writes.
@@ -276,7 +296,7 @@ describe("the creates", () => {
       args: { vault_id: IDS.engineering, items: [{ title: "Deploy key", secret: `${SECRET_PREFIX}deploy-key`, username: "ci", key_type: "bearer" }] },
     });
     expect(api.answer.isError, api.answer.text).toBe(false);
-    expect(api.prompts[0]?.slice(5)).toEqual(["  Title: Deploy key", "  username: ci", "  Stores: credential (concealed, not shown)", "  type: bearer"]);
+    expect(api.prompts[0]?.slice(5, 9)).toEqual(["  Title: Deploy key", "  username: ci", "  Stores: credential (concealed, not shown)", "  type: bearer"]);
     expect([...note.prompts, ...api.prompts].flat().join("\n")).not.toContain(SECRET_PREFIX);
     expect(created().map((c) => [c.title, c.category, c.fields.map((f) => [f.label, f.type, f.value])])).toEqual([
       ["Runbook", "SECURE_NOTE", [["notesPlain", "STRING", `${SECRET_PREFIX}runbook body`]]],

@@ -15,6 +15,7 @@ import type { ServerEntry } from "../../../worker/roster";
 import { callUpstream } from "../../../worker/upstream";
 import { createConnectFake } from "../../fakes/onepassword/connect.fake";
 import { IDS, PROVISIONING_TOKEN } from "../../fakes/onepassword/seed";
+import { gatewayStandIn } from "../kit/helpers/gateway-binding";
 
 const out = mkdtempSync(join(tmpdir(), "strad-onepassword-workerd-"));
 const outbound: string[] = [];
@@ -28,6 +29,8 @@ async function start(bindings: Record<string, string>): Promise<Runtime> {
   // No gateway here, so no CallRegistry binding (nothing in these tests writes).
   const { durableObjects: _calls, ...worker } = built;
   const runtime = (await startRuntime([
+    // The runtime's URL reaches the bundle as the gateway's binding does: a bundle answers nothing else (R-CHAN-13).
+    gatewayStandIn(worker),
     {
       ...worker,
       bindings,

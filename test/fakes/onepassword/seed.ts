@@ -10,7 +10,7 @@ export interface SeedField {
   purpose?: string;
   label: string;
   value: string;
-  section?: { id: string };
+  section?: { id: string; label?: string };
 }
 
 export interface SeedItem {
@@ -18,7 +18,7 @@ export interface SeedItem {
   title: string;
   category: string;
   tags: string[];
-  urls: { href: string; primary?: boolean }[];
+  urls: { href: string; label?: string; primary?: boolean }[];
   sections?: { id: string; label: string }[];
   fields: SeedField[];
 }
@@ -40,6 +40,8 @@ export interface SeedAccount {
 export const SHARED_TOKEN = "dev-op-connect-shared-0123456789abcdef0123456789abcdef";
 /** The provisioning slug's own account (ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN). */
 export const PROVISIONING_TOKEN = "dev-op-connect-provisioning-0123456789abcdef0123456789ab";
+/** A third account, for a slug added by a roster entry alone (its own <SLUG>__OP_CONNECT_TOKEN; no dev slug uses it). */
+export const TEAM_TOKEN = "dev-op-connect-team-0123456789abcdef0123456789abcdef0123";
 
 export const IDS = {
   engineering: "engineeringvault0000000001",
@@ -51,6 +53,9 @@ export const IDS = {
   card: "corporatecard0000000000001",
   wifi: "officewifinote000000000001",
   bootstrap: "bootstrapkey00000000000001",
+  team: "teamvault00000000000000001",
+  wiki: "teamwikilogin0000000000001",
+  status: "statuspagelogin00000000001",
 } as const;
 
 export const SECRETS = {
@@ -61,6 +66,8 @@ export const SECRETS = {
   cvv: `${SECRET_PREFIX}cvv-0123`,
   pin: `${SECRET_PREFIX}pin-4321`,
   bootstrap: `${SECRET_PREFIX}bootstrap-key-0123456789abcdef`,
+  urlPassword: `${SECRET_PREFIX}url-password-0123`,
+  urlQuery: `${SECRET_PREFIX}url-query-0123`,
 } as const;
 
 export function seedAccounts(): SeedAccount[] {
@@ -161,6 +168,45 @@ export function seedAccounts(): SeedAccount[] {
               tags: ["bootstrap"],
               urls: [],
               fields: [{ id: "credential", type: "CONCEALED", label: "credential", value: SECRETS.bootstrap }],
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "team",
+      token: TEAM_TOKEN,
+      vaults: [
+        {
+          id: IDS.team,
+          name: "Team",
+          description: "A second account's vault",
+          items: [
+            {
+              // Only what is plainly public: a username, an email, a title-like field and a plain website.
+              id: IDS.wiki,
+              title: "Team wiki",
+              category: "LOGIN",
+              tags: [],
+              urls: [{ href: "https://wiki.example.com/login", primary: true }],
+              fields: [
+                { id: "username", type: "STRING", purpose: "USERNAME", label: "username", value: "team@example.com" },
+                { id: "email", type: "EMAIL", label: "E-Mail", value: "wiki-owner@example.com" },
+                { id: "name", type: "STRING", label: "Name", value: "Wiki admin" },
+              ],
+            },
+            {
+              // Websites with credentials in them: userinfo, a query, a fragment.
+              id: IDS.status,
+              title: "Status page",
+              category: "LOGIN",
+              tags: [],
+              urls: [
+                { href: "https://status.example.com/", primary: true },
+                { href: `https://ops:${SECRETS.urlPassword}@status.example.com/admin`, label: "admin" },
+                { href: `https://status.example.com/feed?key=${SECRETS.urlQuery}` },
+              ],
+              fields: [{ id: "username", type: "STRING", purpose: "USERNAME", label: "username", value: "ops" }],
             },
           ],
         },

@@ -1,0 +1,250 @@
+// The 1Password sensitive-field rule (bundles/onepassword/onepassword.sensitive.ts), deny by default: what is plainly public (a username, login or email field, a title-like field, a website's host) as a table, the issue 26 review's labels and the common languages' words for a secret as a table, a property test that a label off the public lists is never shown unasked, the section a field sits in, the look-alike fold that never turns a word of one script into another, and websites without their userinfo.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Item, ItemField } from "../../../bundles/onepassword/onepassword.client";
+import {
+  isSensitive,
+  labelForms,
+  labelKey,
+  PUBLIC_LABELS,
+  publicKind,
+  REDACTED,
+  readsSensitive,
+  redacted,
+  revealed,
+  sensitiveParts,
+  urlFacts,
+} from "../../../bundles/onepassword/onepassword.sensitive";
+import { shownItem } from "../../../bundles/onepassword/onepassword.tools";
+import { IDS, SECRET_PREFIX } from "../../fakes/onepassword/seed";
+
+const field = (type: string, label: string, extra: Partial<ItemField> = {}): ItemField => ({ id: extra.id ?? "f1", type, label, ...extra });
+const item = (fields: ItemField[], urls: Item["urls"] = []): Item => ({ id: IDS.github, vaultId: IDS.engineering, title: "t", category: "LOGIN", tags: [], urls, fields });
+
+describe("what is plainly public", () => {
+  it.each([
+    // A username, login or email field, by its label, in the common languages.
+    ["STRING", "username", "username"],
+    ["STRING", "User name", "username"],
+    ["STRING", "user_name", "username"],
+    ["STRING", "Login", "username"],
+    ["EMAIL", "email", "username"],
+    ["EMAIL", "E-Mail", "username"],
+    ["STRING", "Benutzername", "username"],
+    ["STRING", "nom d'utilisateur", "username"],
+    ["STRING", "Nombre de usuario", "username"],
+    ["STRING", "имя пользователя", "username"],
+    ["STRING", "Логин", "username"],
+    ["STRING", "ユーザー名", "username"],
+    ["STRING", "用户名", "username"],
+    // A title-like field.
+    ["STRING", "title", "title"],
+    ["STRING", "Name", "title"],
+    ["STRING", "Titre", "title"],
+    // A website's address, with a value that is a bare host or a plain URL.
+    ["URL", "website", "website"],
+    ["STRING", "hostname", "website"],
+  ])("a %s field labelled %j is public, as a %s field", (type, label, kind) => {
+    const value = kind === "website" ? (type === "URL" ? "https://example.com/login" : "api.example.com") : "ada@example.com";
+    expect(publicKind(field(type, label, { value }))).toBe(kind);
+    expect(isSensitive(field(type, label, { value }))).toBe(false);
+  });
+
+  it.each([
+    // Issue 26 review: labels outside the old word list, shown unasked before.
+    "Bearer",
+    "JWT",
+    "DSN",
+    "Connection string",
+    "Security code",
+    "PUK",
+    "Wiederherstellungscodes",
+    "API-Schlüssel",
+    "Geheimnis",
+    "one-time code",
+    "recovery codes",
+    "Токен",
+    // The same promise in the common languages and scripts.
+    "Mot de passe",
+    "Contraseña",
+    "パスワード",
+    "Пароль",
+    "密码",
+    "Clé API",
+    "Código de seguridad",
+    "Sicherheitscode",
+    "Passwort",
+    "Kennwort",
+    "senha",
+    "wachtwoord",
+    "비밀번호",
+    "hasło",
+    "Recovery email",
+    // What the old rule called plain: a note's body, a card's holder and expiry, anything unnamed.
+    "notesPlain",
+    "cardholder name",
+    "expiry date",
+    "Shipping address",
+    "Region",
+    "type",
+    "",
+  ])("a STRING field labelled %j is sensitive", (label) => {
+    expect(isSensitive(field("STRING", label, { id: "k2ayxqdj4l1m6wkdvbnc9kq1ha", value: "x" }))).toBe(true);
+  });
+
+  it.each([
+    ["CONCEALED", "username"],
+    ["OTP", "one-time password"],
+    ["OTP", "username"],
+    ["CREDIT_CARD_NUMBER", "name"],
+    ["SSHKEY", "title"],
+    ["MENU", "username"],
+    ["MONTH_YEAR", "name"],
+    ["PHONE", "login"],
+    ["SOMETHING_NEW", "username"],
+  ])("a %s field is sensitive whatever its label (%j)", (type, label) => {
+    expect(isSensitive(field(type, label, { value: "x" }))).toBe(true);
+  });
+
+  it("a password or notes purpose is sensitive under any label, and a username purpose is public only under a public label", () => {
+    expect(isSensitive(field("STRING", "username", { purpose: "PASSWORD" }))).toBe(true);
+    expect(isSensitive(field("STRING", "username", { purpose: "NOTES" }))).toBe(true);
+    expect(isSensitive(field("STRING", "login", { purpose: "USERNAME" }))).toBe(false);
+    expect(isSensitive(field("STRING", "Apple ID", { purpose: "USERNAME" }))).toBe(true);
+  });
+
+  it("reads the field's id as well as its label: a public label over an id that reads as a secret is sensitive; an empty label is read as its id", () => {
+    expect(isSensitive(field("STRING", "username", { id: "region_token" }))).toBe(true);
+    expect(isSensitive(field("STRING", "username", { id: "password" }))).toBe(true);
+    expect(isSensitive(field("STRING", "username", { id: "username" }))).toBe(false);
+    expect(isSensitive(field("STRING", "", { id: "username" }))).toBe(false);
+    expect(isSensitive(field("STRING", " ", { id: "k2ayxqdj4l1m6wkdvbnc9kq1ha" }))).toBe(true);
+  });
+
+  it("a website or host field is public only while its value is a bare host or a plain http(s) URL", () => {
+    const site = (value: string) => isSensitive(field("URL", "website", { value }));
+    expect(site("https://example.com/login")).toBe(false);
+    expect(site("http://example.com")).toBe(false);
+    expect(site("example.com:8443")).toBe(false);
+    expect(site("https://ops:pw@example.com/")).toBe(true);
+    expect(site("https://example.com/?token=abc")).toBe(true);
+    expect(site("https://example.com/?")).toBe(true);
+    expect(site("https://example.com/#access_token=abc")).toBe(true);
+    expect(site("postgres://user:pw@db.example.com/app")).toBe(true);
+    expect(site("ftp://example.com/")).toBe(true);
+    expect(site("not a url at all")).toBe(true);
+    expect(isSensitive(field("STRING", "server", { value: "Server=db;User Id=sa;Password=pw" }))).toBe(true);
+    // A host is dotted: one word alone could as well be a key.
+    expect(isSensitive(field("STRING", "host", { value: "db.internal:5432" }))).toBe(false);
+    expect(isSensitive(field("STRING", "host", { value: "sk-live-0123" }))).toBe(true);
+  });
+});
+
+describe("redacting an item", () => {
+  it("withholds every sensitive value as [REDACTED] and leaves the public ones as they are", () => {
+    const fields = [
+      field("STRING", "username", { id: "a", value: "ada" }),
+      field("STRING", "cardholder name", { id: "b", value: "Ada" }),
+      field("CREDIT_CARD_NUMBER", "number", { id: "c", value: `${SECRET_PREFIX}4242` }),
+      field("STRING", "PIN", { id: "d", value: `${SECRET_PREFIX}1234` }),
+      field("STRING", "notesPlain", { id: "notesPlain", purpose: "NOTES", value: "the note" }),
+    ];
+    const shown = redacted(item(fields));
+    expect(shown.fields.map((f) => f.value)).toEqual(["ada", REDACTED, REDACTED, REDACTED, REDACTED]);
+    expect(fields[2]?.value).toBe(`${SECRET_PREFIX}4242`);
+    expect(sensitiveParts(item(fields)).fields.map((f) => f.id)).toEqual(["b", "c", "d", "notesPlain"]);
+  });
+});
+
+describe("the section a field sits in", () => {
+  it.each([
+    ["Recovery codes", true],
+    ["API", true],
+    ["Wiederherstellungscodes", true],
+    ["Security", true],
+    ["Operations", true],
+    ["Login", false],
+    ["Account", false],
+    ["", false],
+  ])("a username field under a section titled %j is sensitive: %s", (section, sensitive) => {
+    expect(isSensitive(field("STRING", "username", { section, value: "ada" }))).toBe(sensitive);
+  });
+});
+
+describe("the look-alike fold", () => {
+  it("never turns a word of one script into another word: Cyrillic Токен stays токен, and still reads as a secret", () => {
+    expect(labelForms("Токен")).toEqual(["токен"]);
+    expect(labelForms("Токен").join()).not.toContain("tokeh");
+    expect(readsSensitive("Токен")).toBe(true);
+    expect(readsSensitive("Пароль")).toBe(true);
+  });
+
+  it("reads a word that mixes Latin with Cyrillic or Greek look-alikes as the Latin word it imitates, beside the word as written", () => {
+    expect(labelForms("p\u0430ssword")).toEqual(["p\u0430ssword", "password"]);
+    expect(readsSensitive("p\u0430ssword")).toBe(true);
+    expect(readsSensitive("t\u03bfken")).toBe(true);
+  });
+
+  it("treats a label as public only when the text as written is on the list: a look-alike, an invisible character or a full-width form keeps it off", () => {
+    for (const label of ["u\u0455ername", "us\u0435rname", "user\u200bname", "\uff55\uff53\uff45\uff52\uff4e\uff41\uff4d\uff45", "\u0435mail", "l\u043egin"]) {
+      expect(PUBLIC_LABELS.has(labelKey(label)), label).toBe(false);
+      expect(isSensitive(field("STRING", label, { value: "x" })), label).toBe(true);
+    }
+    // No label on the public lists reads as a secret in any of its forms, so the fold never vetoes one by accident.
+    for (const key of PUBLIC_LABELS) expect(readsSensitive(key), key).toBe(false);
+  });
+});
+
+describe("a label off the public lists is never shown unasked", () => {
+  // Random labels: any Unicode text, and public labels with a character changed, added or disguised.
+  const publicWords = [...PUBLIC_LABELS];
+  const mutated = fc
+    .tuple(fc.constantFrom(...publicWords), fc.nat(), fc.constantFrom("\u0430", "\u0435", "\u043e", "\u0455", "\u200b", "\u00ad", "1", "s", " key", " backup", "\u0301", "Z"))
+    .map(([word, at, insert]) => {
+      const chars = [...word];
+      const i = at % (chars.length + 1);
+      return [...chars.slice(0, i), insert, ...chars.slice(i)].join("");
+    });
+  const label = fc.oneof(fc.string({ unit: "grapheme", maxLength: 24 }), fc.string({ unit: "binary", maxLength: 12 }), mutated);
+
+  it("holds for random labels, for every type a public field can have, in metadata and in a declined reveal", () => {
+    fc.assert(
+      fc.property(label, fc.constantFrom("STRING", "EMAIL", "URL"), (text, type) => {
+        fc.pre(!PUBLIC_LABELS.has(labelKey(text)));
+        const secret = `${SECRET_PREFIX}random`;
+        const f = field(type, text, { id: "k2ayxqdj4l1m6wkdvbnc9kq1ha", value: secret });
+        expect(isSensitive(f)).toBe(true);
+        expect(JSON.stringify(shownItem(item([f]), false))).not.toContain(secret);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe("websites", () => {
+  it("lose their userinfo before anything is shown, and one with userinfo, a query or a fragment is withheld unasked, its host kept", () => {
+    const urls = [
+      { href: "https://example.com/login", primary: true },
+      { href: `https://ops:${SECRET_PREFIX}pw@status.example.com/admin`, label: "admin" },
+      { href: `https://status.example.com/feed?key=${SECRET_PREFIX}q` },
+      { href: `https://status.example.com/#${SECRET_PREFIX}f` },
+    ];
+    const unasked = redacted(item([], urls)).urls;
+    expect(unasked).toEqual([
+      { href: "https://example.com/login", primary: true, sensitive: false },
+      { href: REDACTED, label: "admin", sensitive: true, host: "status.example.com" },
+      { href: REDACTED, sensitive: true, host: "status.example.com" },
+      { href: REDACTED, sensitive: true, host: "status.example.com" },
+    ]);
+    const asked = revealed(item([], urls)).urls.map((u) => u.href);
+    expect(asked).toEqual(["https://example.com/login", "https://status.example.com/admin", `https://status.example.com/feed?key=${SECRET_PREFIX}q`, `https://status.example.com/#${SECRET_PREFIX}f`]);
+    expect(JSON.stringify(revealed(item([], urls)))).not.toContain(`${SECRET_PREFIX}pw`);
+    expect(sensitiveParts(item([], urls)).urls.map((u) => u.index)).toEqual([1, 2, 3]);
+  });
+
+  it("a string no URL parser takes is withheld unasked, and loses anything up to an @ in its authority when shown", () => {
+    expect(urlFacts("http://us er:pw@exa mple.com/x")).toEqual({ shown: "http://exa mple.com/x", plain: false, host: undefined });
+    expect(urlFacts("user:pw@host")).toMatchObject({ plain: false });
+    expect(urlFacts("https://example.com/a")).toEqual({ shown: "https://example.com/a", plain: true, host: "example.com" });
+  });
+});
