@@ -70,26 +70,48 @@ async function readDeclared<T>(read: () => Promise<T>, size: (value: T) => numbe
 /** How much of a refused request body is read and dropped, so that the caller's connection can carry its next request. */
 export const DISCARD_LIMIT_BYTES = 8 * 1024 * 1024;
 
-async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<void> {
+/** Reads a body to its end and drops it; true if it ended within `limit` bytes, false if it failed or was cancelled past it. */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<boolean> {
   let size = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) return true;
       size += value.byteLength;
       if (size > limit) break;
     }
   } catch {
-    return;
+    return false;
   }
   // Past the bound the connection is not worth keeping: the runtime closes it.
   await reader.cancel().catch(() => {});
+  return false;
 }
 
 /** Reads and drops a body that will not be used, up to `limit` bytes; past it the body is cancelled. */
 export async function discardBody(message: Request | Response, limit: number = DISCARD_LIMIT_BYTES): Promise<void> {
   if (message.body === null || message.bodyUsed || message.body.locked) return;
   await discardRest(message.body.getReader(), limit);
+}
+
+/**
+ * How much of a request refused before its caller is known (401, and the other refusals that come before the token
+ * is checked) is read and dropped: enough for any ordinary call, so a client that reuses its connection still can,
+ * and far less than what an authenticated caller's connection is worth (docs/rules.md R-BODY-8).
+ */
+export const UNAUTHENTICATED_DRAIN_BYTES = 64 * 1024;
+
+/**
+ * Drops what is left of a request refused before its caller is known. A declared length over `limit` is not read at
+ * all (a stranger's body costs nothing); otherwise at most `limit` bytes are read, and the rest cancelled. True when
+ * the body was read to its end, so its connection can carry the next request; false when the runtime will close it,
+ * which the answer should then say (Connection: close).
+ */
+export async function dropUnauthenticatedBody(request: Request, limit: number = UNAUTHENTICATED_DRAIN_BYTES): Promise<boolean> {
+  if (request.body === null || request.bodyUsed || request.body.locked) return true;
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared > limit) return false;
+  return discardRest(request.body.getReader(), limit);
 }
 
 export async function readCappedBytes(message: Request | Response, maxBytes: number, length: DeclaredLength = "framed"): Promise<Capped<Uint8Array>> {

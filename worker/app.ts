@@ -2,12 +2,12 @@
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
 import { createMcpHandler, type McpHttpHandler, originValidationResponse } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { DEFAULT_MAX_REQUEST_BYTES, discardBody, MAX_REQUEST_BYTES_CEILING, readCountedText } from "../contract/body";
+import { DEFAULT_MAX_REQUEST_BYTES, discardBody, dropUnauthenticatedBody, MAX_REQUEST_BYTES_CEILING, readCountedText } from "../contract/body";
 import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
 import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
-import { callKey, cancelCall, requestKey } from "./calls";
+import { cancelCall, cancelKeys } from "./calls";
 import { isGated } from "./channel";
 import { checkElicitationUrl } from "./elicitation-url";
 import { fastLane } from "./fast-lane";
@@ -24,6 +24,27 @@ export function readCapFor(selection: Selection): number {
   if (!selection.ok) return DEFAULT_MAX_REQUEST_BYTES;
   return selection.servers.reduce((most, s) => Math.max(most, s.maxRequestBytes), DEFAULT_MAX_REQUEST_BYTES);
 }
+/** The 2025-11-25 session header: handed out on initialize, echoed by the client on every later request. */
+export const SESSION_HEADER = "mcp-session-id";
+
+/** A session id: 32 random bytes, base64url (visible ASCII, as the 2025-11-25 transport asks), unguessable. */
+export function newSessionId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
+/**
+ * The session a request names, or null. Stateless, the gateway cannot tell an id it handed out from one it did not,
+ * and never answers 404: any id is only a name within the caller's own records (docs/rules.md R-CALL-12).
+ */
+function sessionOf(request: Request): string | null {
+  const value = request.headers.get(SESSION_HEADER);
+  return value === null || value === "" ? null : value;
+}
+
 /** Keepalive on a confirmed call's stream: workerd notices a caller that left only when a write fails. */
 export const CONFIRMED_KEEPALIVE_MS = 500;
 
@@ -33,7 +54,6 @@ function rpcError(status: number, code: number, message: string, id: string | nu
 
 interface Ready {
   callers: CallerTable;
-  problems: string[];
   select: ReturnType<typeof selectionCache>;
 }
 
@@ -47,7 +67,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
   const roster: Roster | undefined = parsed.ok ? parsed.roster : undefined;
   let ready: Ready | undefined;
 
-  const factory = (ctx: { authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest);
+  const factory = (ctx: { era: "legacy" | "modern"; authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest, ctx.era);
   const onerror = () => {};
   // One handler per response shape: confirmed calls always stream, so that keepalives reveal a caller that left.
   // The handlers are handed the parsed body and never read one; their bound is the largest a slug may allow.
@@ -71,30 +91,36 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       await discardBody(c.req.raw);
       return finish(response, outcome);
     };
+    // Before the caller is known its body is worth little: a declared length past the small drain is not read at all,
+    // anything else at most that far, and a connection the runtime will close is said to close (workerd drops that
+    // header and closes it all the same; a proxy in front may honour it) (docs/rules.md R-BODY-8).
+    const refuseStranger = async (response: Response, outcome: string): Promise<Response> => {
+      if (!(await dropUnauthenticatedBody(c.req.raw))) response.headers.set("connection", "close");
+      return finish(response, outcome);
+    };
 
     if (roster === undefined) {
       console.error(JSON.stringify({ event: "config_error", errors: parsed.ok ? [] : parsed.errors }));
-      return refuse(rpcError(503, RpcCode.Internal, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
+      return refuseStranger(rpcError(503, RpcCode.Internal, "the gateway's roster is invalid; see the gateway's logs"), "config_error");
     }
     ready ??= (() => {
       const { table, unseeded } = CallerTable.build(roster, c.env);
       if (unseeded.length > 0) console.warn(JSON.stringify({ event: "callers_unseeded", secrets: unseeded }));
+      // A server's unseeded secret is that server's problem alone: its calls refuse naming the variable (mcp.ts,
+      // channel.ts) and every other server answers (docs/rules.md R-CONF-8). Said once per isolate, by name only.
       const problems = checkSeeded(roster, c.env).filter((e) => e.path.startsWith("servers"));
-      return { callers: table, problems: problems.map((p) => `${p.path}: ${p.message}`), select: selectionCache(roster) };
+      if (problems.length > 0) console.error(JSON.stringify({ event: "secrets_unseeded", errors: problems.map((p) => `${p.path}: ${p.message}`) }));
+      return { callers: table, select: selectionCache(roster) };
     })();
-    const { callers, problems, select } = ready;
-    if (problems.length > 0) {
-      console.error(JSON.stringify({ event: "config_error", errors: problems }));
-      return refuse(rpcError(503, RpcCode.Internal, "the gateway is missing secrets its roster needs; see the gateway's logs"), "config_error");
-    }
+    const { callers, select } = ready;
     // A browser page's request carries an Origin; only the roster's allowedOrigins may call (the 2025-11-25
     // transport requires the check, against DNS rebinding). Server-side clients send none (docs/rules.md R-MCP-3).
     const badOrigin = originValidationResponse(c.req.raw, roster.gateway.allowedOrigins);
-    if (badOrigin !== undefined) return refuse(badOrigin, "origin_refused");
+    if (badOrigin !== undefined) return refuseStranger(new Response(badOrigin.body, badOrigin), "origin_refused");
 
     const caller = callers.authenticate(c.req.header("authorization") ?? null);
     if (caller === undefined) {
-      return refuse(rpcError(401, RpcCode.Unauthenticated, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
+      return refuseStranger(rpcError(401, RpcCode.Unauthenticated, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
     }
     line.caller = caller.id;
 
@@ -144,6 +170,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       caller,
       selection,
       elicitationHeader: c.req.header("x-elicitation-url") ?? null,
+      session: sessionOf(c.req.raw),
       waitUntil: (p) => c.executionCtx.waitUntil(p),
       log: { tool: null, outcome: "ok" },
     };
@@ -162,9 +189,10 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       if (checked.status !== 202) return finish(checked, "rejected");
       const named = params.requestId;
       if (typeof named === "string" || typeof named === "number") {
-        // A call that asks a person is keyed by its approval URL too: the cancel reaches it only over the same one.
+        // Only the calls of the session that sent it (R-CALL-12); without a session, a call that asks a person is keyed
+        // by its approval URL too, so the cancel reaches it only over the same one (R-CALL-11).
         const approval = checkElicitationUrl(c.req.header("x-elicitation-url") ?? null, roster.gateway.elicitation.allowedUrlPrefixes);
-        const keys = [requestKey(named), ...(approval.ok ? [await callKey(named, approval.url)] : [])];
+        const keys = await cancelKeys(gw.session ?? null, named, approval.ok ? approval.url : undefined);
         await Promise.all(keys.map((key) => cancelCall(c.env.CALLS, caller.id, key).catch(() => false)));
       }
       return finish(checked, "cancel_relayed");
@@ -182,6 +210,12 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo });
     } catch {
       return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
+    }
+    // A 2025-11-25 handshake names a session of the caller's own: the client echoes it, and the gateway keys its
+    // confirmed calls and cancels by it, holding nothing itself. The SDK's stateless leg hands out none (R-CALL-12).
+    if (msg.method === "initialize" && response.ok) {
+      response = new Response(response.body, response);
+      response.headers.set(SESSION_HEADER, newSessionId());
     }
     // Only an event stream is probed: the SDK's JSON refusals (406, 400) pass as they are, valid JSON (docs/rules.md R-KEEP-1).
     if (handler === streamed && response.body !== null && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {

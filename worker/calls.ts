@@ -6,16 +6,50 @@ import { AbortReason } from "./upstream";
 
 export { requestKey };
 
+/** The first `bytes` bytes of a value's SHA-256, hex: a name for it in a record key that never holds the value. */
+async function tagOf(value: string, bytes: number): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
+  return Array.from(digest.subarray(0, bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /**
- * A confirmed call's record key: the caller's request id, and for a call that asks a person, a tag of the approval
- * URL it asks over. Sessions sharing one caller token ask over their own approval URLs, so their ids (1, 2, …)
- * never collide and one session's cancel never reaches another's call (docs/rules.md R-CALL-11).
+ * A confirmed call's record key for a 2025-era client that echoes no session: the caller's request id, and for a call
+ * that asks a person, a tag of the approval URL it asks over. Sessions sharing one caller token ask over their own
+ * approval URLs, so their ids (1, 2, …) never collide and one session's cancel never reaches another's call
+ * (docs/rules.md R-CALL-11).
  */
 export async function callKey(id: string | number, approvalUrl: string | undefined): Promise<string> {
   if (approvalUrl === undefined) return requestKey(id);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(approvalUrl)));
-  const tag = Array.from(digest.subarray(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
-  return `${tag}/${requestKey(id)}`;
+  return `${await tagOf(approvalUrl, 8)}/${requestKey(id)}`;
+}
+
+/**
+ * Where a call came from within its caller: a 2026-07-28 call (no session, and its cancel is its stream closing), or a
+ * 2025-era call with the Mcp-Session-Id its client echoes (null when it sends none).
+ */
+export type CallOrigin = { era: "modern" } | { era: "legacy"; session: string | null };
+
+/** A record key of a session: the session id's tag (never the id), then the request id as a cancel names it. */
+async function sessionKey(session: string, id: string | number): Promise<string> {
+  return `m:${await tagOf(session, 16)}/${requestKey(id)}`;
+}
+
+/**
+ * The record key of a confirmed call, asking or waived or on the token fallback (docs/rules.md R-CALL-12): on 2026-07-28
+ * the call's own nonce, never the bare request id, since nothing there names a call but its stream; on 2025-11-25 the
+ * session the gateway handed out at initialize and the request id, so sessions sharing a caller token never collide and
+ * a cancel reaches only its own session; without a session, callKey as before.
+ */
+export async function recordKey(origin: CallOrigin, id: string | number, approvalUrl: string | undefined, nonce: string): Promise<string> {
+  if (origin.era === "modern") return `c:${nonce}`;
+  if (origin.session !== null) return sessionKey(origin.session, id);
+  return callKey(id, approvalUrl);
+}
+
+/** The record keys a notifications/cancelled may reach: its session's call alone, or without one the plain and the URL-tagged id. */
+export async function cancelKeys(session: string | null, id: string | number, approvalUrl: string | undefined): Promise<string[]> {
+  if (session !== null) return [await sessionKey(session, id)];
+  return [...new Set([requestKey(id), await callKey(id, approvalUrl)])];
 }
 
 /** `tooMany`: the caller already holds that many live calls (MAX_LIVE_CALLS), the most it may. */

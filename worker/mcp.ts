@@ -5,10 +5,10 @@ import type { CallRegistryNamespace } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
 import type { Caller } from "./auth";
-import { callKey, endCall, requestKey, watchCall } from "./calls";
+import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
-import { describeSelection, exposedName, routeTool, type Selection } from "./selection";
+import { describeSelection, describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
@@ -20,6 +20,8 @@ export interface GatewayRequest {
   caller: Caller;
   selection: Extract<Selection, { ok: true }>;
   elicitationHeader: string | null;
+  /** The Mcp-Session-Id a 2025-era client echoes (the gateway hands one out at initialize), or null. */
+  session?: string | null;
   waitUntil: (p: Promise<unknown>) => void;
   /** Filled in by the handlers for the request's log line. */
   log: { tool: string | null; outcome: string };
@@ -46,13 +48,15 @@ export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VE
 /** Who the gateway says it is: in the handshake, and on 2026-07-28 in every result's `_meta` (the fast lane's too). */
 export const GATEWAY_INFO = Object.freeze({ name: "strad", version: "0.1.0" });
 
-export function createServer(gw: GatewayRequest): Server {
+/** `era`: which revision's leg of the SDK built this server; a confirmed call's record is keyed by it (calls.ts recordKey). */
+export function createServer(gw: GatewayRequest, era: CallOrigin["era"] = "legacy"): Server {
   const server = new Server({ ...GATEWAY_INFO }, { capabilities: { tools: {} }, instructions: describeSelection(gw.selection), supportedProtocolVersions: [...LEGACY_PROTOCOL_VERSIONS] });
   // Upstream answers pass through as they came; the SDK validates them on the way out.
   server.setRequestHandler("tools/list", (_request, ctx) => track(gw, listTools(gw, ctx)) as Promise<ListToolsResult>);
   server.setRequestHandler("tools/call", (request, ctx) => {
     const settled = gw.settled;
-    return track(gw, settled === undefined ? callTool(gw, request.params as CallParams, ctx) : Promise.resolve(settled)) as Promise<CallToolResult>;
+    const origin: CallOrigin = era === "modern" ? { era } : { era, session: gw.session ?? null };
+    return track(gw, settled === undefined ? callTool(gw, request.params as CallParams, ctx, origin) : Promise.resolve(settled)) as Promise<CallToolResult>;
   });
   return server;
 }
@@ -168,10 +172,13 @@ export interface CallContext {
   /** The caller's own progress token, if it sent one. */
   progressToken?: unknown;
   notify?: (notification: { method: "notifications/progress"; params: Record<string, unknown> }) => Promise<void>;
+  /** Which revision and session the call came in on (the fast lane, which takes no confirmed call, leaves it out). */
+  origin?: CallOrigin;
 }
 
-function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext): Promise<Record<string, unknown>> {
+function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext, origin: CallOrigin): Promise<Record<string, unknown>> {
   return forwardCall(gw, params, {
+    origin,
     id: ctx.mcpReq.id,
     signal: ctx.mcpReq.signal,
     progressToken: ctx.mcpReq._meta?.progressToken,
@@ -185,7 +192,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   const route = routeTool(gw.selection, params.name);
   if (route === undefined) {
     gw.log.outcome = "unknown_tool";
-    throw new ProtocolError(RpcCode.InvalidParams, `unknown tool "${params.name.slice(0, 128)}"`);
+    throw new ProtocolError(RpcCode.InvalidParams, describeUnroutable(gw.selection, params.name));
   }
   const { server, tool } = route;
   const controller = new AbortController();
@@ -208,11 +215,12 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     const ownToken = isGated(server) || callerToken !== undefined ? `strad-${crypto.randomUUID()}` : undefined;
     if (ownToken !== undefined) meta.progressToken = ownToken;
     if (isGated(server)) {
-      const ref = { scope: gw.caller.id, key: requestKey(call.id), nonce: crypto.randomUUID() };
+      const ref = { scope: gw.caller.id, key: "", nonce: crypto.randomUUID() };
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
       meta[CHANNEL_META_KEY] = channel;
-      // The channel carries `ref` itself, so the session-tagged key reaches the bundle's gate too.
-      if (channel !== undefined && "url" in channel) ref.key = await callKey(call.id, channel.url);
+      // The channel carries `ref` itself, so the key (by session, approval URL or nonce: R-CALL-12) reaches the bundle's gate too.
+      const origin = call.origin ?? { era: "legacy", session: gw.session ?? null };
+      ref.key = await recordKey(origin, call.id, channel !== undefined && "url" in channel ? channel.url : undefined, ref.nonce);
       if (channel !== undefined && !("refused" in channel)) {
         const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false) }, server.timeoutMs);
         if (!watched.ok) {

@@ -75,7 +75,12 @@ export const ServerSchema = z
       .describe(
         "The approval service this slug asks: entries of gateway.elicitation.allowedUrlPrefixes, all of one origin when the slug has confirmationHeaders. Absent: every allowed prefix. Needs confirmations: true.",
       ),
-    mayBeUnseeded: z.array(z.string().regex(ENV_NAME)).default([]).describe("Secret names that may be missing at start-up; a tool needing one refuses."),
+    mayBeUnseeded: z
+      .array(z.string().regex(ENV_NAME))
+      .default([])
+      .describe(
+        "Secret names this slug may run without: deploy:check, posture and the gateway's log take them as expected. Whether listed or not, an unseeded one makes only this slug's calls that need it refuse, naming it; every other slug answers.",
+      ),
     env: z
       .record(z.string().regex(ENV_NAME, "must be an environment variable name"), z.string())
       .default({})
@@ -169,6 +174,7 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
     }
     checkApprovalPrefixes(s, roster.gateway.elicitation.allowedUrlPrefixes, at, issue);
   });
+  checkOneSecretOneOrigin(roster, issue);
 
   // A waived slug beside a gated one on the same mount would be an ungated door next to a gated one.
   roster.servers.forEach((s, i) => {
@@ -236,6 +242,54 @@ function checkApprovalPrefixes(
       at("approvalUrlPrefixes"),
       `confirmationHeaders would reach ${origins.size} origins through ${from}; a slug with confirmationHeaders asks one approval service: list prefixes of one scheme, host and port`,
     );
+  }
+}
+
+/**
+ * The origins a slug sends its confirmationHeaders to (those of its approvalUrlPrefixes, or of every allowed prefix
+ * when it has none), or of the url a remote-http server's headers go to; empty when it sends them nowhere.
+ */
+function originsReached(s: z.output<typeof ServerSchema>, allowed: readonly string[], field: "headers" | "confirmationHeaders"): string[] {
+  if (field === "headers") return s.kind === "remote-http" && s.url !== undefined ? [originOf(s.url)].filter((o) => o !== undefined) : [];
+  if (s.kind !== "bundle" || !s.confirmations) return [];
+  return [...new Set((s.approvalUrlPrefixes ?? allowed).map(originOf).filter((o) => o !== undefined))];
+}
+
+/**
+ * One secret, one origin (docs/rules.md R-CONF-16): a `${VAR}` named in one slug's confirmationHeaders falls back to
+ * the shared VAR, which every slug naming it reads, so the schema, which cannot see what is seeded, goes by the name.
+ * Every slug naming it in confirmationHeaders (or a remote-http server in headers) must send it to the same origin.
+ */
+function checkOneSecretOneOrigin(roster: z.output<typeof RosterBase>, issue: (path: (string | number)[], message: string) => void): void {
+  const allowed = roster.gateway.elicitation.allowedUrlPrefixes;
+  const first = new Map<string, { origin: string; index: number }>();
+  const uses: { name: string; index: number; field: "headers" | "confirmationHeaders"; header: string; origins: string[] }[] = [];
+  roster.servers.forEach((s, i) => {
+    for (const field of ["confirmationHeaders", "headers"] as const) {
+      const origins = originsReached(s, allowed, field);
+      if (origins.length === 0) continue;
+      for (const [header, raw] of Object.entries(s[field])) for (const name of new Set(refsIn(raw))) uses.push({ name, index: i, field, header, origins });
+    }
+  });
+  // Only names some slug sends as an approval credential count: two remote servers sharing a token is another matter.
+  const credentials = new Set(uses.filter((u) => u.field === "confirmationHeaders").map((u) => u.name));
+  for (const use of uses) {
+    if (!credentials.has(use.name)) continue;
+    for (const origin of use.origins) {
+      const prior = first.get(use.name);
+      if (prior === undefined) {
+        first.set(use.name, { origin, index: use.index });
+        continue;
+      }
+      // One slug spanning origins is R-CONF-14's error, reported there.
+      if (prior.origin === origin || prior.index === use.index) continue;
+      const other = roster.servers[prior.index]?.slug ?? "";
+      issue(
+        ["servers", use.index, use.field, use.header],
+        `\${${use.name}} is also sent by servers[${prior.index}] ("${other}"), which sends it to another origin: a shared secret reaches one origin only; give each approval service a secret name of its own`,
+      );
+      break;
+    }
   }
 }
 
@@ -307,8 +361,8 @@ export function refsIn(value: string): string[] {
 }
 
 /**
- * Start-up check against the Worker's environment: every ${VAR} a server's headers or
- * confirmationHeaders name must be seeded, unless the server lists it in mayBeUnseeded.
+ * Start-up check against the Worker's environment: every ${VAR} a server's headers or confirmationHeaders name
+ * that is unseeded and not listed in mayBeUnseeded. The gateway logs these; the server's calls refuse (R-CONF-8).
  */
 export function checkSeeded(roster: Roster, env: Record<string, unknown>): RosterError[] {
   const errors: RosterError[] = [];

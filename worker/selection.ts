@@ -77,6 +77,28 @@ export function describeSelection(selection: Extract<Selection, { ok: true }>): 
   return `${chosen} ${naming}`;
 }
 
+/** Slugs an unknown-tool answer names at most: the selection can hold every server the caller may use. */
+const SLUGS_NAMED = 10;
+
+/**
+ * Why a tool name routes to no mount, and how names are formed here (docs/rules.md R-MCP-8): the selected slugs (all
+ * of them the caller's own, R-AUTH-6) and the `<slug>__<tool>` naming, or how to get a server's own names.
+ */
+export function describeUnroutable(selection: Extract<Selection, { ok: true }>, name: string): string {
+  const shown = name.slice(0, 128);
+  const slugs = selection.servers.map((s) => s.slug);
+  if (slugs.length === 0) return `unknown tool "${shown}": this caller may use no server, so no tool is served here`;
+  const listed = slugs.length > SLUGS_NAMED ? `${slugs.slice(0, SLUGS_NAMED).join(", ")} and ${slugs.length - SLUGS_NAMED} more` : slugs.join(", ");
+  const at = name.indexOf(TOOL_SEPARATOR);
+  if (at > 0) {
+    const slug = name.slice(0, at).slice(0, 64);
+    return `unknown tool "${shown}": "${slug}" is not one of the selected servers (${listed}); tools are named <slug>${TOOL_SEPARATOR}<tool> after a selected server`;
+  }
+  const chosen = selection.implicit ? `no ?servers= was given, so every server this caller may use is selected (${listed})` : `?servers= selects several servers (${listed})`;
+  const example = `${slugs[0]}${TOOL_SEPARATOR}${name.slice(0, 64)}`;
+  return `unknown tool "${shown}": ${chosen}, so tools are named <slug>${TOOL_SEPARATOR}<tool>, e.g. "${example}"; or call /mcp?servers=<slug> to use one server's own tool names`;
+}
+
 export function exposedName(server: ServerEntry, tool: string, prefixed: boolean): string {
   return prefixed ? `${server.slug}${TOOL_SEPARATOR}${tool}` : tool;
 }

@@ -1,6 +1,6 @@
 // The shared capped body reader: what fits is read whole; a declared or streamed excess is refused unread.
 import { describe, expect, it } from "vitest";
-import { readCappedBytes, readCappedText } from "../../contract/body";
+import { dropUnauthenticatedBody, readCappedBytes, readCappedText, UNAUTHENTICATED_DRAIN_BYTES } from "../../contract/body";
 
 function streamOf(chunks: (string | Uint8Array)[]): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
   let i = 0;
@@ -95,5 +95,54 @@ describe("readCapped", () => {
     expect(await readCappedText(streamed([0xac, 0x62]), 10, true)).toEqual({ ok: false, tooLarge: false });
     expect(await readCappedText(streamed([0x61, 0xe2, 0x82]), 10)).toEqual({ ok: true, value: "a\uFFFD" });
     expect(await readCappedText(streamed([0xe2], [0x82, 0xac]), 10, true)).toEqual({ ok: true, value: "\u20AC" });
+  });
+});
+
+describe("issue 26: the body of a request refused before its caller is known", () => {
+  /** A request whose body is `total` bytes in 1 KiB chunks, declared or not; `pulled` counts the chunks read. */
+  function strangerRequest(total: number, declared: boolean) {
+    const chunk = new Uint8Array(1024);
+    const { stream, pulled } = streamOf(Array.from({ length: Math.ceil(total / 1024) }, (_, i) => (i === Math.ceil(total / 1024) - 1 && total % 1024 !== 0 ? chunk.subarray(0, total % 1024) : chunk)));
+    const request = new Request("https://gateway.test/mcp", {
+      method: "POST",
+      body: stream,
+      headers: declared ? { "content-length": String(total) } : {},
+      duplex: "half",
+    } as RequestInit);
+    return { request, pulled };
+  }
+
+  it("is not read at all when it declares more than the drain, one byte past it included", async () => {
+    for (const total of [UNAUTHENTICATED_DRAIN_BYTES + 1, 8 * 1024 * 1024]) {
+      const { request, pulled } = strangerRequest(total, true);
+      expect(await dropUnauthenticatedBody(request)).toBe(false);
+      // A stream pulls its first chunk when it is built, before anyone reads it; nothing more is pulled.
+      expect(pulled(), `${total} bytes declared`).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it("is read to its end when it declares the drain or less, so its connection carries the next request", async () => {
+    for (const total of [0, 1, UNAUTHENTICATED_DRAIN_BYTES - 1, UNAUTHENTICATED_DRAIN_BYTES]) {
+      const { request, pulled } = strangerRequest(total, true);
+      expect(await dropUnauthenticatedBody(request), `${total} bytes`).toBe(true);
+      expect(pulled()).toBe(Math.ceil(total / 1024) + 1);
+    }
+  });
+
+  it("undeclared, is read at most to the drain and cancelled past it", async () => {
+    const within = strangerRequest(UNAUTHENTICATED_DRAIN_BYTES, false);
+    expect(await dropUnauthenticatedBody(within.request)).toBe(true);
+    const past = strangerRequest(UNAUTHENTICATED_DRAIN_BYTES + 1, false);
+    expect(await dropUnauthenticatedBody(past.request)).toBe(false);
+    const long = strangerRequest(4 * 1024 * 1024, false);
+    expect(await dropUnauthenticatedBody(long.request)).toBe(false);
+    // One chunk past the drain is the most ever read.
+    expect(long.pulled()).toBeLessThanOrEqual(UNAUTHENTICATED_DRAIN_BYTES / 1024 + 2);
+  });
+
+  it("takes a smaller drain when asked, and a request without a body is nothing to drop", async () => {
+    expect(await dropUnauthenticatedBody(strangerRequest(100, true).request, 99)).toBe(false);
+    expect(await dropUnauthenticatedBody(strangerRequest(100, true).request, 100)).toBe(true);
+    expect(await dropUnauthenticatedBody(new Request("https://gateway.test/mcp", { method: "POST" }))).toBe(true);
   });
 });

@@ -91,7 +91,13 @@ describe("callers", () => {
       { ...legacyHeaders, ...bearer(TOKENS.session) },
       "echo,remote-demo",
     );
-    expect(r.json).toMatchObject({ id: 5, error: { code: -32602, message: 'unknown tool "echo-confirmed__echo"' } });
+    expect(r.json).toMatchObject({
+      id: 5,
+      error: {
+        code: -32602,
+        message: 'unknown tool "echo-confirmed__echo": "echo-confirmed" is not one of the selected servers (echo, remote-demo); tools are named <slug>__<tool> after a selected server',
+      },
+    });
   });
 });
 

@@ -133,6 +133,26 @@ describe.concurrent("check-config", { timeout: 60_000 }, () => {
     expect(await run(missing)).toMatchObject({ status: 1, stderr: `${missing}: cannot read the file (ENOENT)\n` });
   });
 
+  it("issue 26: refuses the dev roster as it was, one shared edge secret sent to the approval service and the scripted approver, naming each path and no value", async () => {
+    // Before issue 26 the scripted approver's slugs read the approval service's APPROVALS_CF_ACCESS_CLIENT_* too.
+    const shared = readFileSync(join(ROOT, "strad.dev.yaml"), "utf8").replaceAll("${SCRIPTED_CF_ACCESS_CLIENT_", "${APPROVALS_CF_ACCESS_CLIENT_");
+    const r = await run(file("shared-secret.yaml", shared));
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line).toMatch(
+        /^servers\[\d+\]\.confirmationHeaders\.CF-Access-Client-(Id|Secret): \$\{APPROVALS_CF_ACCESS_CLIENT_(ID|SECRET)\} is also sent by servers\[\d+\] \("[a-z0-9-]+"\), which sends it to another origin/,
+      );
+      expect(line).not.toMatch(/127\.0\.0\.1|dev-access-client/);
+    }
+    // Each slug asking the scripted approver is named, twice (its two headers).
+    const slugs = parseYaml(shared).servers as { slug: string; approvalUrlPrefixes?: string[] }[];
+    const scripted = slugs.flatMap((s, i) => (s.approvalUrlPrefixes?.[0]?.includes(":8790/") && s.slug !== "echo-unseeded" ? [i] : []));
+    expect(new Set(lines.map((l) => Number(/^servers\[(\d+)\]/.exec(l)?.[1])))).toEqual(new Set(scripted));
+    expect(lines).toHaveLength(scripted.length * 2);
+  });
+
   it("more than one argument prints the usage and exits 1", async () => {
     expect(await run("a.yaml", "b.yaml")).toMatchObject({ status: 1, stderr: expect.stringContaining("usage: npm run check-config [file]") });
   });

@@ -3,6 +3,7 @@
 // tools/list across mounts that hang or fail, and the log line of calls that take the SDK's path.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
+import { RpcCode } from "../../contract/rpc";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
 import { binding, executionContext } from "./helpers/gateway";
@@ -15,6 +16,10 @@ servers:
   - { slug: slow, kind: bundle, bundle: SLOW, path: /slow, entitlements: [user], timeoutMs: 1000 }
   - { slug: broken, kind: bundle, bundle: BROKEN, path: /broken, entitlements: [user] }
   - { slug: keyed, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user], headers: { X-Key: "\${KEYED_KEY}" } }
+  - { slug: guarded, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, confirmationHeaders: { CF-Access-Client-Id: "\${GUARD_ID}" } }
+gateway:
+  elicitation:
+    allowedUrlPrefixes: [ "http://127.0.0.1:9/s/" ]
 `;
 
 const noCtx = executionContext();
@@ -111,16 +116,46 @@ describe("the gateway app", () => {
     expect(await on.json()).toEqual({ served: 3, live: 0 });
   });
 
-  it("answers 503 while a server's header secret is not seeded, naming the path in its log and no value", async () => {
+  it("issue 26: a server's unseeded header secret makes only that server's calls refuse, naming the variable; every other server answers, and the log names the path once", async () => {
     const gateway = createGateway(ROSTER);
     const { KEYED_KEY: _unseeded, ...without } = env();
-    const response = await serve(gateway, modern("echo", "tools/call", { name: "echo", arguments: { text: "hi" } }, "echo"), without);
-    expect(response.status).toBe(503);
-    expect(await messageOf(response)).toMatchObject({ error: { message: "the gateway is missing secrets its roster needs; see the gateway's logs" } });
-    const problem = logged.find((l) => l.includes('"event":"config_error"'));
-    expect(problem).toContain("servers[3].headers");
-    expect(problem).toContain("KEYED_KEY");
+    // Another server's call goes through (this was a 503 for every request before issue 26).
+    const other = await serve(gateway, modern("echo", "tools/call", { name: "echo", arguments: { text: "hi" } }, "echo"), without);
+    expect(other.status).toBe(200);
+    expect(await messageOf(other)).toMatchObject({ result: { content: [{ type: "text", text: "hi" }] } });
+    // The server needing the secret refuses, naming the variable and never a value.
+    const keyed = await serve(gateway, modern("keyed", "tools/call", { name: "echo", arguments: { text: "hi" } }, "echo"), without);
+    expect(keyed.status).toBe(200);
+    expect(await messageOf(keyed)).toMatchObject({ error: { code: RpcCode.UpstreamFailed, message: 'server "keyed" needs secret KEYED_KEY, which is not seeded' } });
+    // tools/list without ?servers= answers with the servers that can list; with only the keyed one, it names the variable.
+    const listed = await messageOf(await serve(gateway, modern("echo,keyed", "tools/list", {}), without));
+    expect((listed.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain("echo__echo");
+    expect(JSON.stringify(listed)).not.toContain("keyed__");
+    expect(await messageOf(await serve(gateway, modern("keyed", "tools/list", {}), without))).toMatchObject({ error: { message: 'server "keyed" needs secret KEYED_KEY, which is not seeded' } });
+    const problems = logged.filter((l) => l.includes('"event":"secrets_unseeded"'));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain("servers[3].headers.X-Key: secret KEYED_KEY is not seeded");
+    expect(problems[0]).toContain("servers[4].confirmationHeaders.CF-Access-Client-Id: secret GUARD_ID is not seeded");
     expect(logged.join("\n")).not.toContain(TOKEN);
+    expect(logged.join("\n")).not.toContain("keyed-value-0123");
+  });
+
+  it("issue 26: an unseeded confirmationHeaders secret makes only that slug's guarded tools refuse, naming the variable; its list and its other tools answer", async () => {
+    const gateway = createGateway(ROSTER);
+    const asked = { "x-elicitation-url": "http://127.0.0.1:9/s/session" };
+    const withUrl = (request: Request) => {
+      for (const [k, v] of Object.entries(asked)) request.headers.set(k, v);
+      return request;
+    };
+    const listed = await messageOf(await serve(gateway, withUrl(modern("guarded", "tools/list", {})), env()));
+    expect((listed.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain("demo_write");
+    const guarded = await messageOf(await serve(gateway, withUrl(modern("guarded", "tools/call", { name: "demo_write", arguments: { note: "n" } }, "demo_write")), env()));
+    const text = JSON.stringify(guarded);
+    expect(text).toContain('confirmationHeaders of \\"guarded\\" need secret GUARD_ID, which is not seeded');
+    expect((guarded.result as { isError?: boolean }).isError).toBe(true);
+    const plain = await messageOf(await serve(gateway, withUrl(modern("guarded", "tools/call", { name: "echo", arguments: { text: "still here" } }, "echo")), env()));
+    expect(plain).toMatchObject({ result: { content: [{ type: "text", text: "still here" }] } });
+    expect(logged.join("\n")).not.toContain("keyed-value-0123");
   });
 
   it("lists the mounts that answer when another hangs past its timeoutMs, and logs the list as partial", async () => {

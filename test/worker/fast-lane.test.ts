@@ -351,6 +351,15 @@ describe("the fast lane answers as the SDK's path does", () => {
     }
   });
 
+  it.each(REVISIONS)("issue 26: answers a %s call that names an Mcp-Session-Id as the SDK does, and still takes it", async (revision) => {
+    for (const session of ["session-0123456789abcdef", "x", "  padded  "]) {
+      const plain = withHeaders(call(revision, "echo", "echo", { text: "with a session" }), { "mcp-session-id": session });
+      expect((await both(plain)).by).toBe("fast lane");
+      await both(withHeaders(call(revision, "echo", "missing", {}), { "mcp-session-id": session }));
+      await both(withHeaders(call(revision, "echo,broken", "echo", {}), { "mcp-session-id": session }));
+    }
+  });
+
   it("answers alike on 200 random mixes of the variations above", async () => {
     // A fixed seed, so that a failure names a case that can be replayed.
     let seed = 0x5eed;

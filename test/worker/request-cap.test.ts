@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_CONTENT_BASE64_CHARS } from "../../bundles/google/google.attachments";
 import { SendEmailSchema } from "../../bundles/google/google.send";
 import { MAX_BUNDLE_BODY_BYTES, serveBundle } from "../../bundles/kit/mount";
-import { DEFAULT_MAX_REQUEST_BYTES, GATEWAY_META_ALLOWANCE_BYTES, MAX_REQUEST_BYTES_CEILING } from "../../contract/body";
+import { DEFAULT_MAX_REQUEST_BYTES, GATEWAY_META_ALLOWANCE_BYTES, MAX_REQUEST_BYTES_CEILING, UNAUTHENTICATED_DRAIN_BYTES } from "../../contract/body";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
 import { ALICE_TOKEN, binding, executionContext } from "./helpers/gateway";
@@ -177,5 +177,79 @@ describe("issue 15 #4: the gateway's cap is the slug's, and the schema says what
     expect(big.status, errorOf(big.message)).toBe(200);
     const small = await serve(post("mail", streamed(sendBody(2 * DEFAULT_MAX_REQUEST_BYTES))));
     expect(small.status).toBe(413);
+  });
+});
+
+describe("issue 26: a request refused before its caller is known is not read first", () => {
+  /** A POST whose body is `total` bytes, declared or not, with `token`; `pulled` counts the 16 KiB chunks read. */
+  function stranger(total: number, declared: boolean, headers: Record<string, string> = {}) {
+    let pulled = 0;
+    const chunk = new Uint8Array(16 * 1024).fill(0x20);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        if (sent >= total) return controller.close();
+        const piece = chunk.subarray(0, Math.min(chunk.length, total - sent));
+        sent += piece.length;
+        controller.enqueue(piece);
+      },
+    });
+    const request = new Request("https://gateway.test/mcp?servers=mail", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        ...(declared ? { "content-length": String(total) } : {}),
+        ...headers,
+      },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    return { request, pulled: () => pulled };
+  }
+
+  async function answer(request: Request): Promise<Response> {
+    const ctx = executionContext();
+    const response = await (createGateway(ROSTER).fetch as NonNullable<ExportedHandler<GatewayEnv>["fetch"]>)(request as never, env() as never, ctx);
+    await response.text();
+    await ctx.settle();
+    return response;
+  }
+
+  it.each([
+    ["no token", {}],
+    ["an unknown token", { authorization: "Bearer nobody-0123456789abcdef" }],
+    ["an Origin the roster does not allow", { authorization: `Bearer ${ALICE_TOKEN}`, origin: "https://evil.example" }],
+  ])("with %s, a body declared past the 64 KiB drain is refused unread, and the answer says the connection closes", async (_case, headers) => {
+    const { request, pulled } = stranger(8 * 1024 * 1024, true, headers);
+    const response = await answer(request);
+    expect([401, 403]).toContain(response.status);
+    expect(response.headers.get("connection")).toBe("close");
+    // A stream pulls its first chunk when built: nothing past that was read.
+    expect(pulled()).toBeLessThanOrEqual(1);
+    expect(forwarded).toEqual([]);
+  });
+
+  it("a stranger's body within the drain is read to its end and the connection kept; an undeclared one is cut one chunk past it", async () => {
+    const within = stranger(UNAUTHENTICATED_DRAIN_BYTES, true);
+    const kept = await answer(within.request);
+    expect(kept.status).toBe(401);
+    expect(kept.headers.get("connection")).toBeNull();
+    expect(within.pulled()).toBe(UNAUTHENTICATED_DRAIN_BYTES / (16 * 1024) + 1);
+    const long = stranger(8 * 1024 * 1024, false);
+    const cut = await answer(long.request);
+    expect(cut.status).toBe(401);
+    expect(cut.headers.get("connection")).toBe("close");
+    expect(long.pulled()).toBeLessThanOrEqual(UNAUTHENTICATED_DRAIN_BYTES / (16 * 1024) + 2);
+  });
+
+  it("an authenticated caller's refused body is still drained as R-BODY-8 says: a 415 reads 2 MiB to its end", async () => {
+    const { request, pulled } = stranger(2 * 1024 * 1024, true, { authorization: `Bearer ${ALICE_TOKEN}`, "content-type": "text/plain" });
+    const response = await answer(request);
+    expect(response.status).toBe(415);
+    expect(response.headers.get("connection")).toBeNull();
+    expect(pulled()).toBe((2 * 1024 * 1024) / (16 * 1024) + 1);
   });
 });

@@ -327,6 +327,85 @@ describe("issue 13 #4: a slug's edge credential reaches one approval service", (
   });
 });
 
+describe("issue 26: one secret, one origin", () => {
+  const A = "https://approvals.a.example/api/v1/elicitations/session/";
+  const A2 = "https://approvals.a.example/other/session/";
+  const B = "https://approvals.b.example/api/v1/elicitations/session/";
+  const B_PORT = "https://approvals.a.example:8443/api/v1/elicitations/session/";
+  const asking = (slug: string, prefixes: string[] | undefined, headers: Record<string, string>): Json => ({
+    slug,
+    kind: "bundle",
+    bundle: "GOOGLE",
+    path: `/${slug}`,
+    entitlements: ["user"],
+    confirmations: true,
+    ...(prefixes === undefined ? {} : { approvalUrlPrefixes: prefixes }),
+    confirmationHeaders: headers,
+  });
+  const roster = (allowed: string[], servers: Json[]) => ({ gateway: { elicitation: { allowedUrlPrefixes: allowed } }, callers: base().callers, servers });
+  const ID = { "CF-Access-Client-Id": "${ZIMMER_ID}" };
+
+  it.each([
+    ["another host", [A, B], [A], [B], ID, ID],
+    ["the same host on another port", [A, B_PORT], [A], [B_PORT], ID, ID],
+    ["another scheme (loopback http beside https)", [A, "http://127.0.0.1:8788/s/"], [A], ["http://127.0.0.1:8788/s/"], ID, ID],
+    ["the name inside a longer value", [A, B], [A], [B], ID, { "CF-Access-Client-Id": "prefix-${ZIMMER_ID}-suffix" }],
+    ["the name under another header", [A, B], [A], [B], ID, { "X-Other": "${ZIMMER_ID}" }],
+  ])("refuses two slugs naming one secret in confirmationHeaders whose approval origins differ: %s", (_case, allowed, first, second, h1, h2) => {
+    const data = roster(allowed, [asking("one", first, h1), asking("two", second, h2)]);
+    const header = Object.keys(h2)[0] as string;
+    expectError(data, `servers[1].confirmationHeaders.${header}`, /^\$\{ZIMMER_ID\} is also sent by servers\[0\] \("one"\), which sends it to another origin/);
+    // Only the second slug is named: the first one fixed the origin.
+    expect(errorsOf(data).filter((e) => e.path.startsWith("servers[0]"))).toEqual([]);
+    // An error never echoes a value from the file: no prefix, no host.
+    for (const e of errorsOf(data)) expect(e.message).not.toMatch(/example|127\.0\.0\.1|https?:/);
+  });
+
+  it.each([
+    ["both on one prefix", [A, B], [A], [A], ID, ID],
+    ["two prefixes of one origin", [A, A2, B], [A], [A2], ID, ID],
+    ["each with a name of its own", [A, B], [A], [B], ID, { "CF-Access-Client-Id": "${OTHER_ID}" }],
+    ["a name that only starts the same", [A, B], [A], [B], ID, { "CF-Access-Client-Id": "${ZIMMER_ID_B}" }],
+    ["approvalUrlPrefixes absent, one allowed origin", [A, A2], undefined, [A2], ID, ID],
+  ])("accepts slugs naming one secret only when they reach one origin: %s", (_case, allowed, first, second, h1, h2) => {
+    expect(errorsOf(roster(allowed, [asking("one", first, h1), asking("two", second, h2)]))).toEqual([]);
+  });
+
+  it("counts a remote-http server's headers as sent to its url's origin, and two remote servers sharing a token are not its concern", () => {
+    const remote = (slug: string, url: string, token: string): Json => ({ slug, kind: "remote-http", url, entitlements: ["user"], headers: { Authorization: `Bearer \${${token}}` } });
+    expectError(roster([A], [asking("one", [A], ID), remote("r", "https://mcp.example/mcp", "ZIMMER_ID")]), "servers[1].headers.Authorization", /also sent by servers\[0\] \("one"\)/);
+    // The same origin as the approval service is one origin.
+    expect(errorsOf(roster([A], [asking("one", [A], ID), remote("r", "https://approvals.a.example/mcp", "ZIMMER_ID")]))).toEqual([]);
+    expect(errorsOf(roster([A], [remote("r1", "https://one.example/mcp", "T"), remote("r2", "https://two.example/mcp", "T")]))).toEqual([]);
+  });
+
+  it("a slug that sends nothing (no confirmations, or no allowed prefix) reaches no origin", () => {
+    const unasked = { ...asking("two", undefined, {}), confirmations: false, headers: { X: "${ZIMMER_ID}" } };
+    expect(errorsOf(roster([A, B], [asking("one", [A], ID), unasked]))).toEqual([]);
+    expect(errorsOf(roster([], [asking("one", undefined, ID), asking("two", undefined, ID)]))).toEqual([]);
+  });
+
+  it("a single slug spanning origins is R-CONF-14's error alone, not reported twice", () => {
+    const errors = errorsOf(roster([A, B], [asking("one", [A, B], ID)]));
+    expect(errors.map((e) => e.path)).toEqual(["servers[0].approvalUrlPrefixes"]);
+  });
+
+  it.each(["strad.config.yaml", "strad.dev.yaml"])("issue 26: no shared secret of the checked-in %s reaches two origins", (file) => {
+    const result = parseRoster(readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), "utf8"));
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    const reached = new Map<string, Set<string>>();
+    for (const s of result.roster.servers) {
+      if (!s.confirmations) continue;
+      const origins = (s.approvalUrlPrefixes ?? result.roster.gateway.elicitation.allowedUrlPrefixes).map((p) => new URL(p).origin);
+      for (const raw of Object.values(s.confirmationHeaders)) {
+        for (const [, name] of raw.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) reached.set(name as string, new Set([...(reached.get(name as string) ?? []), ...origins]));
+      }
+    }
+    expect(reached.size).toBeGreaterThan(0);
+    for (const [name, origins] of reached) expect(origins.size, name).toBe(1);
+  });
+});
+
 describe("${VAR} references", () => {
   it("the slug namespace is the slug upper-cased with - as _", () => {
     expect(slugNamespace("gmail-rw-external")).toBe("GMAIL_RW_EXTERNAL__");

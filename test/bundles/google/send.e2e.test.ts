@@ -71,7 +71,7 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     expect(prompt[0]).toBe("gmail-scripted: This will send an email from person@example.com to 3 recipient(s) with 1 attachment(s).");
     expect(prompt.slice(-5)).toEqual(["  To: ada@example.com (name: Ada Lovelace)", "  Cc: bob@example.com", "  Bcc: carol@example.com", `  Subject: ${subject}`, "  Attachment: notes.txt (5 B)"]);
     for (const r of scripted.requestsTo(name)) {
-      expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.APPROVALS_CF_ACCESS_CLIENT_ID);
+      expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.SCRIPTED_CF_ACCESS_CLIENT_ID);
       expect(r.headers.authorization).toBeUndefined();
     }
 
@@ -150,8 +150,10 @@ describe("one approval delivered twice", () => {
   it("sends one message when the same call reaches the bundle twice and both are approved", async () => {
     const url = scripted.route(unique("twice"), { poll: () => ACCEPT });
     const subject = unique("twice");
-    // Two fresh 2025 clients on one caller give their first tools/call the same JSON-RPC id: one call key.
-    const [a, b] = await Promise.all([connectTo(connectLegacy, "gmail-scripted", url), connectTo(connectLegacy, "gmail-scripted", url)]);
+    // Two fresh 2025 clients on one caller, in one session (each sends the same Mcp-Session-Id, as a replaying proxy
+    // would), give their first tools/call the same JSON-RPC id: one call key (docs/rules.md R-CALL-12).
+    const session = { ...bearer(TOKENS.session), "x-elicitation-url": url, "mcp-session-id": unique("one-session") };
+    const [a, b] = await Promise.all([connectLegacy("gmail-scripted", session), connectLegacy("gmail-scripted", session)]);
     try {
       const args = { to: ["ada@example.com"], subject, text: "t" };
       const results = await Promise.allSettled([a.callTool("send_email", args), b.callTool("send_email", args)]);

@@ -1,3 +1,4 @@
+import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { GATEWAY_INFO } from "../../../worker/mcp";
 
 // What the gateway's tests in Node share: an execution context whose waitUntil work can be awaited, and a stand-in
@@ -10,7 +11,8 @@ export function executionContext(): Ctx {
   return {
     waitUntil: (p: Promise<unknown>) => pending.push(p),
     passThroughOnException: () => {},
-    props: {},
+    // What the gateway's [[services]] bindings hand a bundle: a bundle serves only a request carrying them (R-CHAN-13).
+    props: { ...GATEWAY_PROPS },
     settle: async () => {
       await Promise.allSettled(pending);
     },
