@@ -23,9 +23,10 @@ export const DECIDED_AT_META_KEY = "dev.strad/decided-at";
 export const CALLER_ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /**
- * Where the call's record lives, so the send gate can claim it exactly once. `key` is the caller's request id
- * (what a cancel names); `nonce` is the gateway's own per-call value, so a late call cannot claim a newer
- * call that reuses its request id.
+ * Where the call's record lives, so the send gate can claim it exactly once. `key` is the record's key: on
+ * 2025-11-25 the session's name and the caller's request id (what a cancel names), on 2026-07-28 a per-call nonce
+ * (docs/rules.md R-CALL-12); `nonce` is the gateway's own per-call value, so a late call cannot claim a newer call
+ * that reuses its key.
  */
 export const CallRefSchema = z.strictObject({
   scope: z.string().min(1),

@@ -22,8 +22,8 @@
 //   headers-to-several-origins  one confirmationHeaders credential may reach more than one approval origin:
 //                             one slug's prefixes span origins (the schema refuses this), or slugs asking
 //                             different origins resolve one `${VAR}` to the same shared secret.
-//   gateway-refuses-all       (--env) a `${VAR}` not listed in mayBeUnseeded is unseeded: the gateway answers
-//                             every /mcp request 503 until it is.
+//   slug-refuses-unseeded     (--env) a slug's `${VAR}` not listed in mayBeUnseeded is unseeded: that slug's calls
+//                             refuse, naming the variable, until it is; every other slug answers (R-CONF-8).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -49,7 +49,7 @@ import { ROOT } from "./workers.mjs";
 
 /** TOKEN: a `fallback: token` slug without confirmations: its guarded tools act on the two-call token, asking nobody. */
 export type Verdict = "ASK" | "WAIVED" | "REFUSE" | "REFUSE-WHILE-UNSEEDED" | "UNGUARDED" | "TOKEN";
-export type WarningKind = "whole-host" | "prefix-wider-than-route" | "plain-http" | "headers-to-several-origins" | "gateway-refuses-all";
+export type WarningKind = "whole-host" | "prefix-wider-than-route" | "plain-http" | "headers-to-several-origins" | "slug-refuses-unseeded";
 
 export interface CallerReach {
   id: string;
@@ -167,10 +167,10 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
   const rendered = renderBundleEnv(roster.servers, serviceOf) as { vars: Map<string, Record<string, string>> };
   const callers: Caller[] = roster.callers.map((c) => ({ ...c, isAdmin: c.kind === "admin" }));
   const leftOut = new Set<string>(envChecked ? CallerTable.build(roster, env).unseeded : []);
-  // A reference the roster does not let go unseeded stops the whole gateway (worker/app.ts answers 503).
+  // A reference the roster does not let go unseeded makes its own slug refuse, and only it (docs/rules.md R-CONF-8).
   const fatal = envChecked ? checkSeeded(roster, env).filter((e) => e.path.startsWith("servers")) : [];
 
-  const slugs = roster.servers.map((s): SlugPosture => {
+  const slugs = roster.servers.map((s, index): SlugPosture => {
     const channelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: probeUrl(s, roster), roster, env, call: PROBE_CALL });
     const reasons: string[] = [];
     let verdict: Verdict;
@@ -262,9 +262,10 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
 
     const approval = s.kind === "bundle" && s.confirmations ? approvalOf(s, roster) : null;
 
-    if (fatal.length > 0) {
+    const own = fatal.filter((e) => e.path.startsWith(`servers[${index}]`));
+    if (own.length > 0) {
       verdict = "REFUSE";
-      reasons.push("the gateway answers every /mcp request 503 until the secrets named under warnings [gateway-refuses-all] are seeded");
+      reasons.push(`its calls refuse, naming the variable, until the secrets named under warnings [slug-refuses-unseeded] are seeded`);
     }
     return {
       slug: s.slug,
@@ -465,9 +466,9 @@ function warningsOf(roster: Roster, slugs: SlugPosture[], env: Record<string, st
 
   if (fatal.length > 0) {
     warnings.push({
-      kind: "gateway-refuses-all",
+      kind: "slug-refuses-unseeded",
       slugs: unique(fatal.map((e) => roster.servers[Number(/^servers\[(\d+)\]/.exec(e.path)?.[1])]?.slug ?? e.path)),
-      message: `the gateway answers every /mcp request 503 until these are seeded: ${fatal.map((e) => `${e.path}: ${e.message}`).join("; ")}`,
+      message: `these slugs' calls refuse until their secrets are seeded (every other slug answers): ${fatal.map((e) => `${e.path}: ${e.message}`).join("; ")}`,
     });
   }
   return warnings;

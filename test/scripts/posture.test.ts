@@ -401,14 +401,22 @@ describe("each warning kind, planted and absent", () => {
     expect(r.warnings).toEqual([{ kind: "headers-to-several-origins", slugs: ["gmail-rw-external"], message: expect.stringContaining("may go to 2 origins") }]);
   });
 
-  it("gateway-refuses-all: with --env, a secret not in mayBeUnseeded left unseeded stops the gateway, and every slug refuses", () => {
-    const yaml = planted({ ask: '    confirmationHeaders:\n      CF-Access-Client-Id: "${EDGE_ID}"\n' });
+  it("slug-refuses-unseeded: with --env, a secret not in mayBeUnseeded left unseeded makes only its own slug refuse", () => {
+    const yaml = planted({ ask: '    confirmationHeaders:\n      CF-Access-Client-Id: "${EDGE_ID}"\n', more: remote("https://tools.example.com/mcp") });
     const r = report(yaml, { TOKEN_S: "0123456789abcdef" });
-    expect(r.warnings).toEqual([{ kind: "gateway-refuses-all", slugs: ["ask"], message: expect.stringContaining("servers[0].confirmationHeaders.CF-Access-Client-Id: secret EDGE_ID is not seeded") }]);
-    expect(r.slugs.map((s) => s.verdict)).toEqual(["REFUSE"]);
+    expect(r.warnings).toEqual([{ kind: "slug-refuses-unseeded", slugs: ["ask"], message: expect.stringContaining("servers[0].confirmationHeaders.CF-Access-Client-Id: secret EDGE_ID is not seeded") }]);
+    expect(r.warnings[0]?.message).not.toMatch(/503|every \/mcp request/);
+    // The slug beside it answers as it would with everything seeded (R-CONF-8): the gateway is not down.
+    expect(r.slugs.map((s) => [s.slug, s.verdict])).toEqual([
+      ["ask", "REFUSE"],
+      ["far", "UNGUARDED"],
+    ]);
     const seeded = report(yaml, { TOKEN_S: "0123456789abcdef", ASK__EDGE_ID: "x" });
     expect(seeded.warnings).toEqual([]);
-    expect(seeded.slugs.map((s) => s.verdict)).toEqual(["ASK"]);
+    expect(seeded.slugs.map((s) => [s.slug, s.verdict])).toEqual([
+      ["ask", "ASK"],
+      ["far", "UNGUARDED"],
+    ]);
   });
 });
 
