@@ -33,11 +33,14 @@ const LOGGER = `export default { async fetch(request, env) {
  * The references the gateway is measured against, each in front of `bundle` over a service binding:
  * "forwarder" hands the request on untouched (the hop alone); "logger" is the forwarder writing the gateway's
  * one log line per request; "reframer" is scripts/bench-reframer.mjs (the hop plus the least a
- * 2026-07-28-speaking proxy must do to each call).
+ * 2026-07-28-speaking proxy must do to each call); "direct" is the forwarder under its own name, the nearest any
+ * caller now comes to a bundle, which answers only a binding carrying the gateway's props (docs/rules.md R-CHAN-13).
+ * `props` are those props, as the gateway's build binds the bundle (gatewayPropsFor).
  */
-export function referenceTo(kind, bundle) {
+export function referenceTo(kind, bundle, props) {
+  if (props === undefined) throw new Error(`the ${kind} reference needs the gateway's binding props: the bundle answers nothing without them`);
   const script =
-    kind === "forwarder"
+    kind === "forwarder" || kind === "direct"
       ? { script: "export default { fetch: (request, env) => env.BUNDLE.fetch(request) };" }
       : kind === "logger"
         ? { script: LOGGER }
@@ -48,9 +51,12 @@ export function referenceTo(kind, bundle) {
     ...script,
     compatibilityDate: bundle.compatibilityDate,
     compatibilityFlags: bundle.compatibilityFlags,
-    serviceBindings: { BUNDLE: bundle.name },
+    serviceBindings: { BUNDLE: { name: bundle.name, props } },
   };
 }
+
+/** The props the gateway's build gives its binding to `bundle` (both built by buildWorker). */
+export const gatewayPropsFor = (gateway, bundle) => Object.values(gateway.serviceBindings ?? {}).find((b) => typeof b === "object" && b?.name === bundle.name)?.props;
 
 export const REVISIONS = ["2025-11-25", "2026-07-28"];
 

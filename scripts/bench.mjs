@@ -16,6 +16,9 @@
 //      service, long-poll vs plain polling; both include the claim's liveness hold (target p50 < 500 ms)
 //   4. Approval Flow: decision to await_approval's answer, a person's decision landing while the agent's
 //      await_approval is held (target p50 < 300 ms)
+//   5. the mailbox: a search_messages + get_message pair through the gateway against the stack's Dovecot (p50), what
+//      one IMAP connection costs (connect, greeting, LOGIN, LOGOUT, from Node to the same Dovecot) against a call, and
+//      the connections to Dovecot still open after the run (target 0: one per call, none held across requests)
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 // (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path. BENCH_STALL_CALLS, 10 x N by
 // default, and BENCH_RETENTION_CALLS, 50 x N, size the stall and retention runs: 20k and 100k at the default N.)
@@ -25,7 +28,7 @@ import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { stallVerdict, TraceUnavailable, traceCollections } from "./bench-gc.mjs";
 import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
-import { buildWorker, closedLoop, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, gatewayPropsFor, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -109,8 +112,11 @@ async function gatewayVsDirect() {
   // The bundle on its own has no gateway beside it, so no call registry either; echo never touches it.
   const { durableObjects: _registry, ...echoAlone } = echo;
   const viaGateway = [gateway, ...bundles.map((b) => b.options)];
-  await latencies(viaGateway, echoAlone);
-  await isolateCosts(viaGateway, gateway.name, echoAlone);
+  // The bundle answers only a binding carrying the gateway's props (docs/rules.md R-CHAN-13): every reference, and
+  // "directly", reach it over one.
+  const props = gatewayPropsFor(gateway, echo);
+  await latencies(viaGateway, echoAlone, props);
+  await isolateCosts(viaGateway, gateway.name, echoAlone, props);
 }
 
 /** An echo tools/call to `url` in `revision`, as `fn(i)` for closedLoop. */
@@ -131,7 +137,7 @@ const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
 const signedMib = (bytes) => `${bytes < 0 ? "-" : "+"}${mib(Math.abs(bytes))}`;
 
 /** Part 1's latencies: every path in each revision it speaks, and the gateway one call at a time for stalls. */
-async function latencies(viaGateway, echoAlone) {
+async function latencies(viaGateway, echoAlone, props) {
   const runtimes = [];
   const start = async (workers) => {
     const runtime = await startMeasuredRuntime(workers);
@@ -140,10 +146,10 @@ async function latencies(viaGateway, echoAlone) {
   };
   try {
     const viaGatewayRt = await start(viaGateway);
-    const forwarderRt = await start([referenceTo("forwarder", echoAlone), echoAlone]);
-    const reframerRt = await start([referenceTo("reframer", echoAlone), echoAlone]);
-    const loggerRt = await start([referenceTo("logger", echoAlone), echoAlone]);
-    const directRt = await start([echoAlone]);
+    const forwarderRt = await start([referenceTo("forwarder", echoAlone, props), echoAlone]);
+    const reframerRt = await start([referenceTo("reframer", echoAlone, props), echoAlone]);
+    const loggerRt = await start([referenceTo("logger", echoAlone, props), echoAlone]);
+    const directRt = await start([referenceTo("direct", echoAlone, props), echoAlone]);
     const auth = { authorization: `Bearer ${TOKEN}` };
     // The forwarder hands a call to the bundle as it came. The reframer reads it and makes its own 2026-07-28 call
     // of it, as the gateway does, and answers in the caller's revision.
@@ -267,13 +273,13 @@ async function gatewayStalls(viaGateway, auth) {
  * each isolate's heap after a forced collection once warm and again after RETENTION_CALLS calls. A heap that
  * grows by more than HEAP_GROWTH_LIMIT is retention, and fails the bench.
  */
-async function isolateCosts(viaGateway, gatewayName, echoAlone) {
+async function isolateCosts(viaGateway, gatewayName, echoAlone, props) {
   const runtimes = [];
   const isolates = [];
   try {
     const viaGatewayRt = await startRuntime(viaGateway, { inspect: [gatewayName, echoAlone.name], v8Flags: [] });
     runtimes.push(viaGatewayRt);
-    const directRt = await startRuntime([echoAlone], { inspect: [echoAlone.name], v8Flags: [] });
+    const directRt = await startRuntime([referenceTo("direct", echoAlone, props), echoAlone], { inspect: [echoAlone.name], v8Flags: [] });
     runtimes.push(directRt);
     const inspect = async (runtime, worker) => {
       const isolate = await inspectIsolate(runtime.inspectorPort, worker);
@@ -394,6 +400,9 @@ try {
 
   console.log("\n4. Approval Flow: decision to await_approval's answer, the decision landing while await_approval is held (one at a time)");
   await flowDecisions(gatewayUrl("approval-flow"), auth, { mintSession, listPrompts: (await import("../approvals/dev-api.mjs")).listPrompts, decidePrompt });
+
+  console.log("\n5. the mailbox: search_messages + get_message through the gateway against the stack's Dovecot (one pair at a time)");
+  await mailboxCalls(gatewayUrl("mailbox"), auth);
 } finally {
   await stack.stop();
 }
@@ -443,4 +452,48 @@ async function flowDecisions(url, auth, api) {
   console.log(
     `${"decision -> await_approval answer".padEnd(34)} ${String(DECISIONS).padStart(5)} decisions  p50 ${pct(50).toFixed(2).padStart(7)} ms  p95 ${pct(95).toFixed(2)} ms (target p50 < 300 ms)`,
   );
+}
+
+/** Part 5: a search and a get through the gateway, the cost of one IMAP connection beside it, and none left open. */
+async function mailboxCalls(url, auth) {
+  const { DEV_USERS, DOVECOT_PORT } = await import("../test/servers/dovecot/dovecot.mjs");
+  const { ImapAdmin } = await import("../test/servers/dovecot/imap-admin.mjs");
+  const n = Math.max(50, Math.floor(N / 20));
+  const p50 = (values) => [...values].sort((a, b) => a - b)[Math.ceil(values.length / 2) - 1];
+  const pairs = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    const found = await toolResult(url, auth, `ms-${i}`, "search_messages", { mailbox: "INBOX", subject: "Lunch" });
+    const got = await toolResult(url, auth, `mg-${i}`, "get_message", { mailbox: "INBOX", uid: found.messages[0].uid });
+    if (got.subject !== "Lunch") throw new Error("get_message answered another message");
+    pairs.push(performance.now() - started);
+  }
+  // What each call pays for its own connection: the bundle opens one per call and closes it (docs/rules.md R-MAIL-8).
+  const connections = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    const admin = await ImapAdmin.login({ port: DOVECOT_PORT, user: "alice", password: DEV_USERS.alice });
+    await admin.close();
+    connections.push(performance.now() - started);
+  }
+  const open = await establishedTo(DOVECOT_PORT);
+  const pair = p50(pairs);
+  const connection = p50(connections);
+  console.log(`${"search + get (two calls)".padEnd(34)} ${String(n).padStart(5)} pairs  p50 ${pair.toFixed(2).padStart(7)} ms`);
+  console.log(
+    `   one IMAP connection (connect, greeting, LOGIN, LOGOUT) p50 ${connection.toFixed(2)} ms: ${((200 * connection) / pair).toFixed(0)}% of a pair's p50 (two connections, one per call); connections to Dovecot open after the run: ${open ?? "n/a (no ss here)"} (target 0: ${open === undefined ? "n/a" : pass(open === 0)})`,
+  );
+}
+
+/** Established TCP connections to 127.0.0.1:`port` (iproute2's ss), or undefined where ss is missing. */
+async function establishedTo(port) {
+  const { execFileSync } = await import("node:child_process");
+  try {
+    // The bundle closes each connection when its call ends; give the last LOGOUT a moment to land.
+    await new Promise((r) => setTimeout(r, 500));
+    const out = execFileSync("ss", ["-Htn", "state", "established", `( dport = :${port} )`], { encoding: "utf8" });
+    return out.split("\n").filter((l) => l.trim() !== "").length;
+  } catch {
+    return undefined;
+  }
 }

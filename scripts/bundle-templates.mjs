@@ -119,7 +119,10 @@ export function ${factory}(mount: string): McpServer {
 name = "${serviceOf(name)}"
 main = "${name}.app.ts"
 ${compatibilityLines(root).join("\n")}
+# No workers.dev address and no Preview URLs (docs/rules.md R-DEPLOY-4); and the kit refuses any request that did not
+# come over the gateway's binding (R-CHAN-13).
 workers_dev = false
+preview_urls = false
 
 # WRITE_URL, where write_note posts, is deliberately not set here, so no local address ships. Locally it comes
 # from .dev.vars beside this file (a copy of .dev.vars.example; wrangler dev reads the .dev.vars next to each
@@ -213,8 +216,12 @@ describe("write_note", () => {
   };
 }
 
-/** The gateway's binding, appended to the root wrangler.toml. */
-export const servicesBlock = (name) => `\n# The ${name} bundle (\`npm run new-bundle ${name}\`).\n[[services]]\nbinding = "${bindingOf(name)}"\nservice = "${serviceOf(name)}"\n`;
+/**
+ * The gateway's binding, appended to the root wrangler.toml, with the props the kit answers to (docs/rules.md
+ * R-CHAN-13; the value is bundles/kit/gateway-only.ts's GATEWAY_PROPS, which `npm run deploy:check` holds it to).
+ */
+export const servicesBlock = (name) =>
+  `\n# The ${name} bundle (\`npm run new-bundle ${name}\`).\n[[services]]\nbinding = "${bindingOf(name)}"\nservice = "${serviceOf(name)}"\nprops = { from = "strad-gateway" }\n`;
 
 /** The roster's server for the bundle's one mount, at the list's indentation. */
 export function serverBlock(name, indent) {

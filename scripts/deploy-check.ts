@@ -8,7 +8,10 @@
 //   - a secret in plain [vars] (a name the tree seeds as a secret, or one that reads like a credential);
 //   - a development poll or keepalive interval;
 //   - a missing production setting (the approval service's Access team and audience);
-//   - a gateway build that holds the dev roster, or does not hold the production one.
+//   - a gateway build that holds the dev roster, or does not hold the production one;
+//   - a public address off the gateway: a Worker but the gateway without `workers_dev = false` and `preview_urls =
+//     false`, a bundle with a route, an approval service with none, or a gateway binding without the props a bundle
+//     answers to (docs/rules.md R-DEPLOY-4, R-CHAN-13).
 // Placeholders (`<...>`, example.com) pass the check but are listed; `npm run deploy` refuses them.
 // It then prints every secret to seed, derived from the roster, as `wrangler secret put NAME -c <config>` lines;
 // with --remote it asks Cloudflare which are already seeded (`wrangler secret list`).
@@ -18,6 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { unstable_readConfig } from "wrangler";
+import { cameOverGatewayBinding, GATEWAY_PROPS } from "../bundles/kit/gateway-only";
 import { isLoopbackHost } from "../contract/url-policy";
 import { parseRoster, type Roster } from "../worker/roster";
 import { checkBundles, readBundleTree } from "./check-config";
@@ -112,6 +116,10 @@ export function varProblems(name: string, value: string, where: string, dev: Map
   if (secretNames.has(name) || CREDENTIAL_NAME.test(name)) problems.push(`${where}: ${name} is a secret in plain [vars]; seed it with \`wrangler secret put ${name}\` instead`);
   const floor = MIN_INTERVAL_MS[name];
   if (floor !== undefined && (!/^\d+$/.test(value) || Number(value) < floor)) problems.push(`${where}: ${name}=${value} is a development interval (production: unset, or at least ${floor} ms)`);
+  // IMAP in clear text, or to this machine: production reaches mail over TLS or STARTTLS only (docs/rules.md R-MAIL-1).
+  if (/(?:^|__)IMAP_SECURITY$/.test(name) && value.trim().toLowerCase() === "plain")
+    problems.push(`${where}: ${name}="plain" sends IMAP passwords and mail in clear text; production uses "tls" or "starttls"`);
+  if (/(?:^|__)IMAP_HOST$/.test(name) && isLoopbackHost(value.trim())) problems.push(`${where}: ${name} is a loopback host, which is this machine only`);
   for (const url of urlsIn(value)) {
     if (isLoopbackHost(url.hostname)) problems.push(`${where}: ${name} points at a loopback host (${url.origin}), which is this machine only`);
     else if (url.protocol === "http:") problems.push(`${where}: ${name} is an http: URL (${url.origin}); production uses https:`);
@@ -188,6 +196,46 @@ export function secretsFor(roster: Roster, workers: DeployWorker[], manifests: M
   return secrets;
 }
 
+/** What a Worker's config says about its public addresses and bindings (wrangler's own reading of it). */
+export interface Exposure {
+  workers_dev?: boolean;
+  preview_urls?: boolean;
+  route?: unknown;
+  routes?: readonly unknown[];
+  services?: readonly { binding: string; props?: unknown }[];
+}
+
+const flagState = (value: boolean | undefined) => (value === undefined ? "is not set" : `= ${value}`);
+
+/**
+ * How a Worker could be reached other than as intended (docs/rules.md R-DEPLOY-4): only the gateway has a public
+ * address. Any other Worker turns off workers.dev and Preview URLs, both in so many words (wrangler leaves an unset
+ * preview_urls at the account's default); a bundle has no route, and the approval service has the one Access covers.
+ * The gateway gives every bundle binding the props the kit answers to (R-CHAN-13).
+ */
+export function exposureProblems(role: DeployWorker["role"], where: string, config: Exposure): string[] {
+  const problems: string[] = [];
+  const routes = [...(config.routes ?? []), ...(config.route === undefined ? [] : [config.route])];
+  if (role === "gateway") {
+    for (const s of config.services ?? []) {
+      if (!cameOverGatewayBinding(s.props))
+        problems.push(`${where} [[services]] ${s.binding}: the binding does not carry props = { from = "${GATEWAY_PROPS.from}" }, so the bundle refuses every call`);
+    }
+    return problems;
+  }
+  const off = "only the gateway has a public address";
+  if (config.workers_dev !== false) problems.push(`${where} workers_dev ${flagState(config.workers_dev)}: ${off}; set \`workers_dev = false\``);
+  if (config.preview_urls !== false) problems.push(`${where} preview_urls ${flagState(config.preview_urls)}: ${off}, and a Preview URL is public; set \`preview_urls = false\``);
+  if (role === "bundle" && routes.length > 0) problems.push(`${where} routes: a bundle has no route; only the gateway's binding reaches it`);
+  if (role === "approvals" && routes.length === 0) problems.push(`${where} routes: the approval service has no route; give it the hostname your Access application covers (docs/deploy.md §3)`);
+  return problems;
+}
+
+/** Each route's hostname or pattern, for the placeholder list. */
+function routePatterns(config: Exposure): string[] {
+  return [...(config.routes ?? []), ...(config.route === undefined ? [] : [config.route])].map((r) => (typeof r === "string" ? r : String((r as { pattern?: unknown }).pattern)));
+}
+
 /** Reads the tree as a deploy would: no wrangler build, no network. */
 export function planDeploy(root: string = ROOT): Plan {
   const errors: string[] = [];
@@ -216,6 +264,8 @@ export function planDeploy(root: string = ROOT): Plan {
 
   const workers: DeployWorker[] = listed.map((w) => {
     const config = unstable_readConfig({ config: join(root, w.config) }, { hideWarnings: true });
+    errors.push(...exposureProblems(w.role, `${w.name} (${w.config})`, config));
+    for (const [i, pattern] of routePatterns(config).entries()) if (placeholderIn(pattern)) placeholders.push(`${w.name} (${w.config}) routes[${i}] = ${pattern}`);
     const vars: Record<string, string> = {};
     for (const [k, v] of Object.entries(config.vars ?? {})) vars[k] = typeof v === "string" ? v : JSON.stringify(v);
     const env = (rendered.vars.get(w.name) ?? {}) as Record<string, string>;

@@ -6,8 +6,9 @@
 import { startDevStack } from "./stack.mjs";
 
 const stack = await startDevStack({ quiet: false, freePorts: process.argv.includes("--free-ports") });
-const { gateway, approvals, fakes, rustpad } = stack.ports;
+const { gateway, approvals, fakes, rustpad, dovecot } = stack.ports;
 console.log(`\nstrad is up: gateway http://127.0.0.1:${gateway}/mcp  approvals http://127.0.0.1:${approvals}/  fakes http://127.0.0.1:${fakes}/  rustpad ws://127.0.0.1:${rustpad}/`);
+console.log(dovecot === undefined ? "dovecot: not running (see above); the mailbox mounts cannot reach IMAP" : `dovecot imap://127.0.0.1:${dovecot} (test/servers/dovecot/)`);
 const shutdown = async () => {
   await stack.stop();
   process.exit(0);

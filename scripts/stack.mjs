@@ -19,17 +19,32 @@ import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readF
 import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import { parse as parseYaml } from "yaml";
 import { RUSTPAD_FAKE_PORT, startRustpadFake } from "../test/fakes/rustpad/rustpad.fake.mjs";
+import { DOVECOT_PORT, DOVECOT_TLS_PORT, dovecotMissing, startDovecot } from "../test/servers/dovecot/dovecot.mjs";
 import { gatewayServices } from "./bundle-tree.mjs";
 import { renderBundleEnv, writeRenderedBlock } from "./roster-env.mjs";
 import { DEV_ENTRY, DEV_ROSTER, discoverWorkers, ROOT, workerName } from "./workers.mjs";
 
 export { ROOT };
-export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789, rustpad: RUSTPAD_FAKE_PORT };
+export const PORTS = { gateway: 8787, approvals: 8788, fakes: 8789, rustpad: RUSTPAD_FAKE_PORT, dovecot: DOVECOT_PORT, dovecotTls: DOVECOT_TLS_PORT };
+
+/**
+ * The mailbox bundle's Dovecot (test/servers/dovecot/), seeded, when this machine has it; when it does not, the
+ * stack serves everything else and says what is missing (the mailbox mounts then answer that IMAP is unreachable).
+ * `port` 0: free ports (the dev stack's --free-ports).
+ */
+async function startMailServer(port, log) {
+  const missing = dovecotMissing();
+  if (missing !== undefined) {
+    log(`not started: ${missing}; the mailbox bundle cannot reach an IMAP server\n`);
+    return { port: undefined, stop: async () => {} };
+  }
+  return startDovecot(port === 0 ? { port: 0, tlsPort: 0 } : {});
+}
 
 /** The Rustpad fake on `port` (0: a free one), refusing a port already in use as the Workers' do. */
 async function startRustpad(port) {
@@ -148,6 +163,24 @@ const NO_ENV_FILE = ".strad-production-build-reads-no-env-file";
 const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
 
 /**
+ * The config wrangler dev runs: a config with a top-level `routes` (the approval service's production hostname) is
+ * copied beside itself without it, so that .dev.vars, `main` and `rules` resolve as before. With the route, wrangler
+ * dev hands the Worker that hostname as its request URL whatever Host the request carried, and with
+ * `--local-upstream` every request reads as loopback: either defeats the service's loopback-only dev mode.
+ */
+export function withoutRoutes(config) {
+  const path = resolve(ROOT, config);
+  const text = readFileSync(path, "utf8");
+  const lines = text.split("\n");
+  const kept = lines.filter((line) => !/^routes\s*=/.test(line));
+  if (kept.length === lines.length) return config;
+  if (lines.some((line) => /^\s*\[\[?routes\]?\]/.test(line))) throw new Error(`${config}: write its routes as one \`routes = [...]\` line, which the dev stack leaves out`);
+  const copy = join(dirname(path), `.dev-${basename(path)}`);
+  writeFileSync(copy, kept.join("\n"));
+  return copy;
+}
+
+/**
  * Starts each process (`{ name, port, configs, vars? }`, port 0 = pick a free one) under `wrangler dev` and
  * resolves when each answers GET /healthz. Returns the ports used, the captured logs and stop().
  */
@@ -178,7 +211,7 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
     const args = [
       "dev",
       ...(p.script === undefined ? [] : [p.script]),
-      ...p.configs.flatMap((c) => ["-c", c]),
+      ...p.configs.flatMap((c) => ["-c", withoutRoutes(c)]),
       "--ip",
       "127.0.0.1",
       "--port",
@@ -207,16 +240,22 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
 export async function startDevStack({ freePorts = false, ...options } = {}) {
   const rustpad = await startRustpad(freePorts ? 0 : PORTS.rustpad);
   let workers;
+  let mail;
   try {
+    mail = await startMailServer(freePorts ? 0 : PORTS.dovecot, (line) => (options.quiet === false ? process.stdout.write(`[dovecot] ${line}`) : undefined));
     workers = await startWorkers(
       stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)),
       options,
     );
   } catch (error) {
-    await rustpad.stop();
+    await Promise.all([rustpad.stop(), mail?.stop()]);
     throw error;
   }
-  return { ...workers, ports: { ...workers.ports, rustpad: rustpad.port }, stop: () => Promise.all([workers.stop(), rustpad.stop()]) };
+  return {
+    ...workers,
+    ports: { ...workers.ports, rustpad: rustpad.port, dovecot: mail.port },
+    stop: () => Promise.all([workers.stop(), rustpad.stop(), mail.stop()]),
+  };
 }
 
 /**
@@ -230,6 +269,7 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
   const script = !production && config === discoverWorkers(root).gateway.config ? DEV_ENTRY : undefined;
   const options = production ? { envFiles: [NO_ENV_FILE] } : undefined;
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(root, config), undefined, options);
+  withServiceProps(workerOptions, join(root, config));
   const name = workerName(config, root);
   const outdir = join(into, name);
   mkdirSync(outdir, { recursive: true });
@@ -249,6 +289,18 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
     // .js file of the build is one of its ES modules.
     modulesRules: [...(workerOptions.modulesRules ?? []), { type: "ESModule", include: ["**/*.js"] }],
   };
+}
+
+/**
+ * Puts back each [[services]] binding's props, which wrangler 4.86's unstable_getMiniflareWorkerOptions drops while
+ * `wrangler dev` and a deploy both pass them: without them every bundle refuses the gateway here (docs/rules.md
+ * R-CHAN-13). Remove once that function passes them itself (test/bundles/kit/bundle-direct.unit.test.ts checks the build).
+ */
+function withServiceProps(workerOptions, configPath) {
+  for (const service of unstable_readConfig({ config: configPath }, { hideWarnings: true }).services ?? []) {
+    const binding = workerOptions.serviceBindings?.[service.binding];
+    if (service.props !== undefined && typeof binding === "object" && binding !== null) binding.props = service.props;
+  }
 }
 
 /** The runtime starts of this process, one after another (startRuntime). */
@@ -356,12 +408,14 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
   const runtimes = [];
   const into = mkdtempSync(join(tmpdir(), "strad-stack-"));
   let rustpad;
+  let mail;
   const stop = async () => {
-    await Promise.all([...runtimes.map((r) => r.stop()), rustpad?.stop()]);
+    await Promise.all([...runtimes.map((r) => r.stop()), rustpad?.stop(), mail?.stop()]);
     rmSync(into, { recursive: true, force: true });
   };
   try {
     rustpad = await startRustpad(PORTS.rustpad);
+    mail = await startMailServer(PORTS.dovecot, lineLogger("dovecot", logs, quiet));
     for (const p of processes) {
       if (await portOpen(p.port)) throw new Error(`port ${p.port} (${p.name}) is in use: stop the other strad stack (npm run dev) first`);
       const workers = p.configs.map((config) => buildWorker(config, { into }));
@@ -382,5 +436,5 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
     await stop();
     throw new Error(`${error.message}\n${logs.join("")}`);
   }
-  return { stop, logs, ports: { ...Object.fromEntries(runtimes.map((r) => [r.name, r.port])), rustpad: rustpad.port } };
+  return { stop, logs, ports: { ...Object.fromEntries(runtimes.map((r) => [r.name, r.port])), rustpad: rustpad.port, dovecot: mail.port } };
 }

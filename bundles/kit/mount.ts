@@ -1,9 +1,11 @@
 // Serves a bundle's mounts: each mount path gets its own MCP server factory, and every request runs in a
 // call scope holding what the gateway forwarded with it (channel, deadline, progress token, signal).
-// Bundles have no public route; only the gateway reaches them over a service binding.
+// Bundles have no public address, and a request that did not come over the gateway's service binding is refused
+// before anything else (bundles/kit/gateway-only.ts, docs/rules.md R-CHAN-13).
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { MAX_FORWARDED_BODY_BYTES, readCappedText } from "../../contract/body";
 import { SLUG_PATTERN, slugNamespace } from "../../contract/slug";
+import { cameOverGatewayBinding, ONLY_THROUGH_GATEWAY } from "./gateway-only";
 import { kitLane, type LaneTable, laneTableFor } from "./lane";
 import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
@@ -54,8 +56,8 @@ function rpcError(status: number, code: number, message: string, id: string | nu
 }
 
 async function readBody(request: Request): Promise<string | undefined> {
-  // Only the gateway reaches a bundle (workers_dev = false, no routes), and its body is a string it serialised,
-  // whose length workerd declares itself: "framed", read natively (contract/body.ts).
+  // Only the gateway's binding gets this far (R-CHAN-13), and its body is a string it serialised, whose length
+  // workerd declares itself: "framed", read natively (contract/body.ts).
   const text = await readCappedText(request, MAX_BUNDLE_BODY_BYTES);
   return text.ok ? text.value : undefined;
 }
@@ -135,6 +137,9 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
 
   return {
     async fetch(request, env, ctx) {
+      // Not over the gateway's binding: refused before the body is read, a mount is looked up or any tool runs, so a
+      // reachable bundle serves no read and trusts no forged channel (docs/rules.md R-CHAN-13).
+      if (!cameOverGatewayBinding(ctx.props)) return rpcError(403, -32600, ONLY_THROUGH_GATEWAY);
       warnPostureOnce(env);
       // A bundle with an ELICITATION that is neither true nor false serves nothing (docs/rules.md R-PAD-11).
       const sw = switchOf === undefined ? undefined : logSwitchOnce(switchOf.bundle, env);

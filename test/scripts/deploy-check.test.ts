@@ -1,12 +1,15 @@
-// Covers `npm run deploy:check` (scripts/deploy-check.ts, issue 14 #1-#2): what `wrangler deploy` would ship of
-// this tree is production only (no dev value, no loopback URL, no known secret, no dev roster), and every kind
-// of development value planted into a copy of the tree fails the check, naming the Worker and the binding.
+// Covers `npm run deploy:check` (scripts/deploy-check.ts, issue 14 #1-#2, issue 26): what `wrangler deploy` would ship of
+// this tree is production only (no dev value, no loopback URL, no known secret, no dev roster, no public address but
+// the gateway's), and every kind of development value or public address planted into a copy of the tree fails the
+// check, naming the Worker and the binding; a scaffolded bundle passes it as written.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildProblems, type DeployWorker, devValues, planDeploy, secretsFor } from "../../scripts/deploy-check";
+import { buildProblems, type DeployWorker, devValues, exposureProblems, planDeploy, secretsFor } from "../../scripts/deploy-check";
+// @ts-expect-error: plain ESM helper without types
+import { createBundle } from "../../scripts/new-bundle.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "../../scripts/workers.mjs";
 import { parseRoster } from "../../worker/roster";
@@ -24,7 +27,9 @@ function run(args: string[]): Promise<{ status: number; stdout: string; stderr: 
   });
 }
 
-describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", () => {
+// Each test here spawns wrangler or tsx: a dry-run build took up to 18 s on a busy two-core machine (the 1Password
+// bundle's 13 MiB), so 120 s, not vitest's 5 s default.
+describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", { timeout: 120_000 }, () => {
   const workers = discoverWorkers(ROOT);
   const deployed = [workers.gateway, ...workers.bundles, workers.approvals] as { name: string; config: string }[];
   const dev = devValues(ROOT, deployed);
@@ -185,6 +190,91 @@ describe("a planted development value fails the check, naming the Worker and the
     expect(r.stderr).toContain("deploy:check FAILED");
     expect(r.stderr).toContain("✗ strad-approvals (approvals/wrangler.toml) [vars] DEV_MODE: DEV_MODE is a development switch");
   }, 60_000);
+});
+
+// Each copies the whole tree and reads every config through wrangler: several seconds on a busy machine, so 60 s.
+describe("issue 26: a public address on any Worker but the gateway fails the check, naming the Worker", { timeout: 60_000 }, () => {
+  it.each<[string, (root: string) => void, string]>([
+    [
+      "preview_urls = true on a bundle",
+      (r) => edit(r, "bundles/echo/wrangler.toml", (t) => t.replace(/^preview_urls = false$/m, "preview_urls = true")),
+      "strad-bundle-echo (bundles/echo/wrangler.toml) preview_urls = true: only the gateway has a public address, and a Preview URL is public; set `preview_urls = false`",
+    ],
+    [
+      "a bundle without preview_urls, left to the account's default",
+      (r) => edit(r, "bundles/pads/wrangler.toml", (t) => t.replace(/^preview_urls = false\n/m, "")),
+      "strad-bundle-pads (bundles/pads/wrangler.toml) preview_urls is not set: only the gateway has a public address",
+    ],
+    [
+      "a missing workers_dev = false on a bundle",
+      (r) => edit(r, "bundles/google/wrangler.toml", (t) => t.replace(/^workers_dev = false\n/m, "")),
+      "strad-bundle-google (bundles/google/wrangler.toml) workers_dev is not set: only the gateway has a public address; set `workers_dev = false`",
+    ],
+    [
+      "workers_dev = true on a bundle",
+      (r) => edit(r, "bundles/approval-flow/wrangler.toml", (t) => t.replace(/^workers_dev = false$/m, "workers_dev = true")),
+      "strad-bundle-approval-flow (bundles/approval-flow/wrangler.toml) workers_dev = true: only the gateway has a public address",
+    ],
+    [
+      "a route on a bundle",
+      (r) => edit(r, "bundles/echo/wrangler.toml", (t) => t.replace(/^preview_urls = false$/m, 'preview_urls = false\nroutes = [{ pattern = "echo.acme.dev", custom_domain = true }]')),
+      "strad-bundle-echo (bundles/echo/wrangler.toml) routes: a bundle has no route",
+    ],
+    [
+      "workers_dev = true on the approval service",
+      (r) => edit(r, "approvals/wrangler.toml", (t) => t.replace(/^workers_dev = false$/m, "workers_dev = true")),
+      "strad-approvals (approvals/wrangler.toml) workers_dev = true: only the gateway has a public address",
+    ],
+    [
+      "a missing preview_urls = false on the approval service",
+      (r) => edit(r, "approvals/wrangler.toml", (t) => t.replace(/^preview_urls = false\n/m, "")),
+      "strad-approvals (approvals/wrangler.toml) preview_urls is not set",
+    ],
+    [
+      "an approval service with no route",
+      (r) => edit(r, "approvals/wrangler.toml", (t) => t.replace(/^routes = .*\n/m, "")),
+      "strad-approvals (approvals/wrangler.toml) routes: the approval service has no route",
+    ],
+    [
+      "a gateway binding without the props",
+      (r) => edit(r, "wrangler.toml", (t) => t.replace('service = "strad-bundle-pads"\nprops = { from = "strad-gateway" }\n', 'service = "strad-bundle-pads"\n')),
+      'strad-gateway (wrangler.toml) [[services]] PADS: the binding does not carry props = { from = "strad-gateway" }, so the bundle refuses every call',
+    ],
+    [
+      "a gateway binding with other props",
+      (r) => edit(r, "wrangler.toml", (t) => t.replace('service = "strad-bundle-echo"\nprops = { from = "strad-gateway" }', 'service = "strad-bundle-echo"\nprops = { from = "strad-gateway-2" }')),
+      "strad-gateway (wrangler.toml) [[services]] ECHO: the binding does not carry props",
+    ],
+  ])("%s", (_what, plant, problem) => {
+    const root = copyTree();
+    expect(planDeploy(root).errors).toEqual([]);
+    plant(root);
+    expect(planDeploy(root).errors).toEqual([expect.stringContaining(problem)]);
+  });
+
+  it("a false value is the only one that passes: true, unset and a string are each named", () => {
+    const where = "w (w.toml)";
+    expect(exposureProblems("bundle", where, { workers_dev: false, preview_urls: false })).toEqual([]);
+    for (const bad of [true, undefined, "false" as unknown as boolean]) {
+      expect(exposureProblems("bundle", where, { workers_dev: bad, preview_urls: false }), String(bad)).toHaveLength(1);
+      expect(exposureProblems("bundle", where, { workers_dev: false, preview_urls: bad }), String(bad)).toHaveLength(1);
+    }
+    // The gateway's own public address is by design: only its bindings are checked.
+    expect(exposureProblems("gateway", where, { routes: [{ pattern: "strad.acme.dev", custom_domain: true }] })).toEqual([]);
+  });
+
+  it("a scaffolded bundle passes as new-bundle writes it, and its binding carries the props; without preview_urls it fails, named", () => {
+    const root = copyTree();
+    createBundle("demo4", root);
+    expect(planDeploy(root).errors).toEqual([]);
+    expect(readFileSync(join(root, "wrangler.toml"), "utf8")).toContain('service = "strad-bundle-demo4"\nprops = { from = "strad-gateway" }\n');
+    edit(root, "bundles/demo4/wrangler.toml", (t) => t.replace(/^preview_urls = false\n/m, ""));
+    expect(planDeploy(root).errors).toEqual([expect.stringContaining("strad-bundle-demo4 (bundles/demo4/wrangler.toml) preview_urls is not set")]);
+  });
+
+  it("lists the approval service's example.com route as a placeholder for the operator to replace", () => {
+    expect(planDeploy(ROOT).placeholders).toContain("strad-approvals (approvals/wrangler.toml) routes[0] = approvals.example.com");
+  });
 });
 
 describe("issue 15 #2: the secrets of a per-slug bundle's mounts", () => {

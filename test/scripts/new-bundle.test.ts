@@ -1,4 +1,4 @@
-// Covers `npm run new-bundle` (scripts/new-bundle.mjs) on a throwaway copy of the tree: the scaffold passes its own contract test and the roster check, answers through the gateway once built as deployed and run on workerd, and --remove takes away exactly what it added; a name already in use is refused.
+// Covers `npm run new-bundle` (scripts/new-bundle.mjs) on a throwaway copy of the tree: the scaffold passes its own contract test and the roster check, has no public address, answers through the gateway once built as deployed and run on workerd and refuses a call that does not come over its binding, and --remove takes away exactly what it added; a name already in use is refused.
 import { execFile, execFileSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -50,10 +50,15 @@ describe("new-bundle demo2", () => {
   it("writes the bundle, its contract test, its binding and its roster server, and says so", () => {
     for (const file of ["bundle.json", "demo2.app.ts", "demo2.tools.ts", "wrangler.toml", ".dev.vars.example", ".dev.vars"]) expect(existsSync(join(tmp, "bundles/demo2", file)), file).toBe(true);
     expect(JSON.parse(read("bundles/demo2/bundle.json"))).toEqual({ mounts: ["/demo2"] });
-    expect(read("wrangler.toml")).toBe(`${before.wrangler}\n# The demo2 bundle (\`npm run new-bundle demo2\`).\n[[services]]\nbinding = "DEMO2"\nservice = "strad-bundle-demo2"\n`);
+    // The binding carries the props the kit answers to (docs/rules.md R-CHAN-13).
+    expect(read("wrangler.toml")).toBe(
+      `${before.wrangler}\n# The demo2 bundle (\`npm run new-bundle demo2\`).\n[[services]]\nbinding = "DEMO2"\nservice = "strad-bundle-demo2"\nprops = { from = "strad-gateway" }\n`,
+    );
     const config = read("bundles/demo2/wrangler.toml");
     expect(config).toMatch(/^name = "strad-bundle-demo2"$/m);
+    // No public address of its own (docs/rules.md R-DEPLOY-4).
     expect(config).toMatch(/^workers_dev = false$/m);
+    expect(config).toMatch(/^preview_urls = false$/m);
     expect(config).toMatch(/^script_name = "strad-gateway"$/m);
     // No loopback address ships: the write URL is local only, in the git-ignored .dev.vars beside the config.
     expect(config).not.toMatch(/^\s*[A-Z_]+\s*=\s*"http/m);
@@ -75,7 +80,7 @@ describe("new-bundle demo2", () => {
 });
 
 describe("the scaffold, built as deployed with the gateway and every bundle, on workerd", () => {
-  let runtime: { url: string; stop: () => Promise<void> } | undefined;
+  let runtime: { url: string; miniflare: { getWorker: (name: string) => Promise<{ fetch: typeof fetch }> }; stop: () => Promise<void> } | undefined;
   let demo2: Record<string, any> = {};
   const token = /^STRAD_TOKEN_DEV_SESSION="([^"]+)"$/m.exec(read(".dev.vars.example"))?.[1];
 
@@ -125,6 +130,20 @@ describe("the scaffold, built as deployed with the gateway and every bundle, on 
     const answer = await rpc(2, "tools/call", { name: "hello", arguments: { text: "hi" } });
     expect(answer.result).toMatchObject({ content: [{ type: "text", text: "demo2: hi" }] });
     expect(answer.result.isError).not.toBe(true);
+  });
+
+  it("refuses a call that did not come over the gateway's binding, before hello runs", async () => {
+    // Miniflare's handle on the Worker itself: a request with no binding's props, as a public address would bring.
+    const worker = await runtime?.miniflare.getWorker("strad-bundle-demo2");
+    const response = await worker?.fetch("https://strad-bundle-demo2.acme.workers.dev/demo2", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "hello", arguments: { text: "direct" } } }),
+    });
+    expect(response?.status).toBe(403);
+    const text = (await response?.text()) ?? "";
+    expect(text).toContain("reachable only through the gateway's service binding");
+    expect(text).not.toContain("demo2: direct");
   });
 
   it("write_note refuses without X-Elicitation-Url, saying why", async () => {

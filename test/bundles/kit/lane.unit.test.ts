@@ -6,13 +6,14 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import manifest from "../../../bundles/echo/bundle.json";
 import { echoServer } from "../../../bundles/echo/echo.tools";
+import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { currentScope } from "../../../bundles/kit/scope";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../../../bundles/kit/tools";
 
 type Handler = ExportedHandler<Record<string, unknown>>;
 const MODERN = "2026-07-28";
-const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
 
 // A bundle of plain tools whose results take every shape a handler can give, each counting its runs.
 const runs = new Map<string, number>();

@@ -2,6 +2,7 @@
 // cap a slug may set, and its own _meta; one byte more is 413 before anything is parsed (docs/rules.md R-BODY-4).
 import { McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
+import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { MAX_BUNDLE_BODY_BYTES, serveBundle } from "../../../bundles/kit/mount";
 import { GATEWAY_META_ALLOWANCE_BYTES, MAX_REQUEST_BYTES_CEILING } from "../../../contract/body";
 
@@ -17,7 +18,7 @@ const bundle = serveBundle({
   },
 });
 
-const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
 
 /** A tools/list body padded to exactly `bytes`. */
 function body(bytes: number): string {

@@ -3,6 +3,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import echo from "../../../bundles/echo/echo.app";
+import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { type BundleManifest, MOUNT_UNAVAILABLE, serveBundle } from "../../../bundles/kit/mount";
 import { type ToolGroupSpec, toolGroupsFor } from "../../../bundles/kit/tool-groups";
 import { callBundle, listBundle } from "./helpers/bundle";
@@ -26,7 +27,7 @@ const bundle = serveBundle({ manifest: PER_SLUG, server: groupedServer });
 const OWN = { MAIL_ONE__KIT_ID: "id-one-value", MAIL_ONE__KIT_KEY: "key-one-value" };
 
 async function post(handler: ExportedHandler<Record<string, unknown>>, path: string, body: unknown, env: Record<string, unknown>): Promise<{ status: number; json: Record<string, unknown> }> {
-  const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+  const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
   const request = new Request(`https://bundle.internal${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" },

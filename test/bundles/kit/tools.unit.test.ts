@@ -5,6 +5,7 @@ import { z } from "zod";
 import manifest from "../../../bundles/echo/bundle.json";
 import echo from "../../../bundles/echo/echo.app";
 import { echoServer } from "../../../bundles/echo/echo.tools";
+import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { callStateFor, currentScope, runInScope } from "../../../bundles/kit/scope";
 import { jsonSchemaOnce, registerTools } from "../../../bundles/kit/tools";
@@ -85,7 +86,7 @@ const REQUESTS: Raw[] = [
   },
 ];
 
-const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
 
 /** The whole answer as the gateway would read it: status, content type and body, byte for byte. */
 async function answer(handler: Handler, raw: Raw, env: Record<string, unknown>): Promise<string> {

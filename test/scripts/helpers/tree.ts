@@ -41,7 +41,8 @@ export function fillPlaceholders(root: string): void {
   edit(root, "approvals/wrangler.toml", (t) =>
     t
       .replace("https://<your-team>.cloudflareaccess.com", "https://acme.cloudflareaccess.com")
-      .replace("<your-access-application-audience-tag>", "4714c1358e65fe4b408ad6d432a5f878f08194bdb4752441fd56faefa9b2b6f2"),
+      .replace("<your-access-application-audience-tag>", "4714c1358e65fe4b408ad6d432a5f878f08194bdb4752441fd56faefa9b2b6f2")
+      .replace('pattern = "approvals.example.com"', 'pattern = "approvals.acme.dev"'),
   );
   edit(root, "strad.config.yaml", (t) => t.replaceAll("https://approvals.example.com/", "https://approvals.acme.dev/"));
 }

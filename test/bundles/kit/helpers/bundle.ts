@@ -1,5 +1,6 @@
 // Drives a bundle's exported handler in Node the way the gateway does (its own upstream client, 2026-07-28,
 // one POST per call), with a stand-in for the gateway's CallRegistry and a recorder for writes.
+import { GATEWAY_PROPS } from "../../../../bundles/kit/gateway-only";
 import { CHANNEL_META_KEY } from "../../../../contract/channel";
 import type { ServerEntry } from "../../../../worker/roster";
 import { callUpstream, type UpstreamError } from "../../../../worker/upstream";
@@ -57,7 +58,7 @@ function bundleServer(mount: string): ServerEntry {
 }
 
 function fetcherFor(handler: Handler, env: Record<string, unknown>) {
-  const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+  const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
   return (url: string, init: RequestInit) => Promise.resolve((handler.fetch as NonNullable<Handler["fetch"]>)(new Request(url, init) as never, env, ctx));
 }
 
