@@ -1,0 +1,535 @@
+// The mailbox tools of one mount, over its own IMAP account. What asks (docs/rules.md R-MAIL-2):
+// delete_messages always; move_messages always, for move and for copy, under different keys; manage_mailbox's
+// delete always, its rename on the two-call token only (a rename is reversible), its create never;
+// set_message_flags and save_draft never, and \Deleted is refused outright (docs/rules.md R-MAIL-2, R-MAIL-3).
+// Approvals bind the exact UID set, the UIDVALIDITY and both mailboxes (mailbox.guard.ts); writes leave only
+// through the kit's send gate. No tool takes a user, password or host: the mount's variables hold them (R-TOOL-2).
+import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { callRefOf } from "../kit/confirm";
+import { fingerprint as digest, type FingerprintInput } from "../kit/fingerprint";
+import { type GatedWrite, GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
+import { always, checkFallback, type DeclaredAnnotations, declareGuard, type Guard, type GuardKind, never, refusal, runGuarded } from "../kit/guard";
+import { buildPrompt, PromptRefusal } from "../kit/prompt";
+import { currentScope } from "../kit/scope";
+import { actedOnTokenLine, tokenStep, twoCallTokenShape } from "../kit/token";
+import { MailError } from "./mailbox.client";
+import {
+  deleteFingerprint,
+  deleteMailboxFingerprint,
+  deleteMailboxPrompt,
+  deletePrompt,
+  describeMailbox,
+  describeMessages,
+  MAX_UIDS,
+  type MailboxTarget,
+  type MessagesTarget,
+  type RenameTarget,
+  renameFingerprint,
+  renamePrompt,
+  type TransferTarget,
+  transferFingerprint,
+  transferPrompt,
+} from "./mailbox.guard";
+import { buildDraft } from "./mailbox.mime";
+import { attachmentBucket, DEFAULT_PAGE, getAttachments, getMessage, listMailboxes, listMessages, MAX_PAGE, searchMessages } from "./mailbox.read";
+import { MailSession } from "./mailbox.session";
+import { canonicalUids, MAX_UID } from "./mailbox.uids";
+
+/** The mailbox bundle's registry of confirmed tools: every tool that asks a person (or takes the token), and nothing else. */
+export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set(["delete_messages", "move_messages", "manage_mailbox"]);
+
+const MAIL_WORDS: WriteWords = { act: "change the mailbox", done: "changed", target: "set of messages" };
+
+// Truthful hints (docs/rules.md R-MAIL-5). Reads peek and change no flag. A delete cannot be undone, and again
+// deletes nothing more; a move takes messages out of a folder and a copy adds more each time; a mailbox delete
+// loses its messages; flags come back off and setting them twice ends where once does; a draft is a new message
+// each time. Every tool talks to an IMAP server outside strad.
+const READS: DeclaredAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+const SAVES_ATTACHMENTS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+const DELETES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true };
+const MOVES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+const MANAGES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+const FLAGS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+const DRAFTS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+
+/** get_attachments is the computed one: read-only unless the mount binds an R2 bucket it saves into (R-MAIL-5). */
+export function annotationsFor(mount: string, env: Record<string, unknown>): Readonly<Record<string, DeclaredAnnotations>> {
+  return {
+    list_mailboxes: READS,
+    list_messages: READS,
+    search_messages: READS,
+    get_message: READS,
+    get_attachments: attachmentBucket(mount, env) === undefined ? READS : SAVES_ATTACHMENTS,
+    delete_messages: DELETES,
+    move_messages: MOVES,
+    manage_mailbox: MANAGES,
+    set_message_flags: FLAGS,
+    save_draft: DRAFTS,
+  };
+}
+
+/** A mailbox name as the caller gives it: text, no control character, at most 200 characters. */
+const mailboxName = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((n) => !/[\u0000-\u001f\u007f]/.test(n), "a mailbox name holds no control character")
+    .describe(what);
+const uid = z.number().int().min(1).max(MAX_UID);
+const uids = z.array(uid).min(1).max(MAX_UIDS).describe(`The messages' UIDs in the mailbox (at most ${MAX_UIDS}), from list_messages or search_messages.`);
+const offset = z.number().int().min(0).max(10_000_000).optional().describe("How many messages (newest first) to skip: the previous page's next_offset.");
+const limit = z.number().int().min(1).max(MAX_PAGE).optional().describe(`How many messages to return (default ${DEFAULT_PAGE}, at most ${MAX_PAGE}).`);
+
+/** System flags a caller may set or clear. \Deleted is not one of them (R-MAIL-3); \Recent is the server's. */
+const SYSTEM_FLAGS = new Set(["\\Seen", "\\Answered", "\\Flagged", "\\Draft"]);
+const KEYWORD = /^[A-Za-z0-9$_.-]{1,64}$/;
+const flag = z.string().min(1).max(64).describe("A system flag (\\Seen, \\Answered, \\Flagged, \\Draft) or a keyword ($Important, project-x). \\Deleted is refused.");
+
+function notDone(reason: string): CallToolResult {
+  return { content: [{ type: "text", text: `Not done: ${reason}. Nothing was changed.` }], isError: true };
+}
+
+/** The answer to a failure: the bundle's own words, or the kind of an error it did not expect (never upstream text). */
+function failed(error: unknown): CallToolResult {
+  if (error instanceof GateRefusal) return { content: [{ type: "text", text: `Not done: ${error.message}.` }], isError: true };
+  if (error instanceof MailError) return notDone(error.message);
+  if (error instanceof RangeError) return notDone(error.message);
+  return notDone(`the call failed (${error instanceof Error ? error.name : "error"})`);
+}
+
+/**
+ * One IMAP write through the send gate: the command runs inside the door the gate opens, once every check has
+ * passed (a live call, a yes or the token for this exact target, the call's single claim), and at most once.
+ */
+async function through<T>(write: GatedWrite, mount: string, op: string, options: { binds: FingerprintInput; needsApproval: boolean }, run: () => Promise<T>): Promise<T> {
+  let result: { value: T } | undefined;
+  let failure: unknown;
+  const door = async (): Promise<Response> => {
+    try {
+      result = { value: await run() };
+      return new Response(null, { status: 204 });
+    } catch (error) {
+      failure = error;
+      return new Response(null, { status: 502 });
+    }
+  };
+  await write(`imap://${mount}/${op}`, { method: "POST" }, { ...options, words: MAIL_WORDS, fetch: door });
+  if (result === undefined) throw failure instanceof Error ? failure : new MailError(`the IMAP ${op} did not complete`);
+  return result.value;
+}
+
+/** Runs a guarded tool's guard, built per call around the call's IMAP session, and closes the session at its end. */
+function mailTool<S extends z.ZodObject>(
+  server: McpServer,
+  mount: string,
+  name: string,
+  config: { description: string; inputSchema: S; annotations: DeclaredAnnotations },
+  kind: GuardKind,
+  run: (session: MailSession, args: z.infer<S>) => Promise<CallToolResult>,
+  probe?: Guard<never, never>,
+): void {
+  declareGuard(server, CONFIRMED_TOOLS, name, kind);
+  if (probe !== undefined) checkFallback(name, config, probe);
+  server.registerTool(name, config, (async (args: z.infer<S>) => {
+    const scope = currentScope();
+    const session = new MailSession(mount, scope.env, scope.signal);
+    try {
+      return await run(session, args);
+    } catch (error) {
+      return failed(error);
+    } finally {
+      await session.close();
+    }
+  }) as never);
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** The messages a call names, in a mailbox opened for writing; every UID must be there, or nobody is asked. */
+async function messagesTarget(session: MailSession, mount: string, mailbox: string, list: readonly number[]): Promise<MessagesTarget> {
+  const client = await session.fresh();
+  const sorted = canonicalUids(list);
+  const box = await client.open(mailbox, false);
+  const present = await client.existing(sorted);
+  const missing = sorted.filter((u) => !present.includes(u));
+  if (missing.length > 0) throw new MailError(`mailbox "${mailbox}" (UIDVALIDITY ${box.uidValidity}) holds no message with UID ${missing.join(", ")}`);
+  return { mount, mailbox, uidValidity: box.uidValidity, uids: sorted, present };
+}
+
+export function mailboxServer(mount: string, env: Record<string, unknown> = {}): McpServer {
+  const server = new McpServer({ name: `strad-mailbox/${mount}`, version: "0.1.0" });
+  const hints = annotationsFor(mount, env);
+  const read = <S extends z.ZodObject>(name: string, description: string, inputSchema: S, run: (session: MailSession, args: z.infer<S>) => Promise<CallToolResult>) =>
+    mailTool(server, mount, name, { description, inputSchema, annotations: hints[name] as DeclaredAnnotations }, "never", run);
+
+  read("list_mailboxes", "Lists the account's mailboxes (folders) with their flags and, where the server can say, message counts.", z.object({}), async (s) => listMailboxes(await s.client()));
+  read(
+    "list_messages",
+    "Lists a mailbox's messages a page at a time, newest first: UID, flags, size, From, Subject and Date. Changes no flag.",
+    z.object({ mailbox: mailboxName("The mailbox, e.g. INBOX or Archive."), offset, limit }),
+    async (s, a) => listMessages(await s.client(), a.mailbox, a.offset ?? 0, a.limit ?? DEFAULT_PAGE),
+  );
+  read(
+    "search_messages",
+    "Searches a mailbox (all criteria must match) and returns the matches a page at a time, newest first, with the total. Changes no flag.",
+    z.object({
+      mailbox: mailboxName("The mailbox to search."),
+      from: z.string().min(1).max(200).optional().describe("Text in the From header."),
+      to: z.string().min(1).max(200).optional().describe("Text in the To header."),
+      subject: z.string().min(1).max(200).optional().describe("Text in the Subject."),
+      text: z.string().min(1).max(200).optional().describe("Text anywhere in the message."),
+      since: z.string().max(10).optional().describe("On or after this date, YYYY-MM-DD."),
+      before: z.string().max(10).optional().describe("Before this date, YYYY-MM-DD."),
+      seen: z.boolean().optional().describe("Only read (true) or unread (false) messages."),
+      flagged: z.boolean().optional().describe("Only flagged (true) or unflagged (false) messages."),
+      offset,
+      limit,
+    }),
+    async (s, a) => searchMessages(await s.client(), { ...a, offset: a.offset ?? 0, limit: a.limit ?? DEFAULT_PAGE }),
+  );
+  read(
+    "get_message",
+    "Reads one message by UID: its headers, its text (from the HTML part when there is no plain one) and a list of its attachments. Changes no flag.",
+    z.object({ mailbox: mailboxName("The mailbox holding the message."), uid: uid.describe("The message's UID.") }),
+    async (s, a) => getMessage(await s.client(), a.mailbox, a.uid),
+  );
+  const bucket = attachmentBucket(mount, env);
+  read(
+    "get_attachments",
+    bucket === undefined
+      ? "Returns a message's attachments (all, or those at the given indexes from get_message) as embedded files. Changes nothing."
+      : "Saves a message's attachments (all, or those at the given indexes from get_message) into this mount's R2 bucket and returns their keys.",
+    z.object({
+      mailbox: mailboxName("The mailbox holding the message."),
+      uid: uid.describe("The message's UID."),
+      indexes: z.array(z.number().int().min(0).max(999)).min(1).max(50).optional().describe("Which attachments, by get_message's index; all when absent."),
+    }),
+    async (s, a) => getAttachments(await s.client(), mount, attachmentBucket(mount, currentScope().env), a.mailbox, a.uid, a.indexes),
+  );
+
+  // ---- delete_messages: always asks ----
+  const deleteGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[] }, MessagesTarget> => ({
+    rule: always,
+    fallback: "token",
+    resolve: (a) => messagesTarget(session, mount, a.mailbox, a.uids),
+    fingerprint: deleteFingerprint,
+    prompt: deletePrompt,
+    describe: describeMessages,
+    act: async (t, write) => {
+      try {
+        const client = await session.client();
+        await through(write, mount, "expunge", { binds: deleteFingerprint(t), needsApproval: true }, () => client.expunge(t.uids));
+        return { content: [{ type: "text", text: `Deleted ${plural(t.uids.length, "message")} from "${t.mailbox}" (UIDs ${t.uids.join(", ")}).` }] };
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  });
+  mailTool(
+    server,
+    mount,
+    "delete_messages",
+    {
+      description:
+        "Deletes messages by UID, permanently (expunged, not moved to a trash folder). Always asks a person first, shown the mailbox, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
+      inputSchema: z.object({ mailbox: mailboxName("The mailbox holding the messages."), uids, ...twoCallTokenShape }),
+      annotations: hints.delete_messages as DeclaredAnnotations,
+    },
+    "always",
+    (s, a) => runGuarded(deleteGuard(s), a),
+    deleteGuard(new MailSession(mount, {}, new AbortController().signal)) as never,
+  );
+
+  // ---- move_messages: always asks, move and copy under different keys ----
+  const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" }, TransferTarget> => ({
+    rule: always,
+    fallback: "token",
+    resolve: async (a) => {
+      if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
+      const target = await messagesTarget(session, mount, a.mailbox, a.uids);
+      const client = await session.client();
+      // The destination must exist: a move never creates the folder it hands messages to.
+      const dest = await client.status(a.destination).catch(() => {
+        throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
+      });
+      return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
+    },
+    fingerprint: transferFingerprint,
+    prompt: transferPrompt,
+    describe: describeMessages,
+    act: async (t, write) => {
+      try {
+        const client = await session.client();
+        const moved = await through(write, mount, t.mode, { binds: transferFingerprint(t), needsApproval: true }, () => client.transfer(t.mode, t.uids, t.destination));
+        const done = t.mode === "move" ? "Moved" : "Copied";
+        const uidsNow =
+          moved === undefined ? "" : ` Their UIDs in "${t.destination}": ${moved.destination.map(([a, b]) => (a === b ? `${a}` : `${a}:${b}`)).join(",")} (UIDVALIDITY ${moved.uidValidity}).`;
+        return { content: [{ type: "text", text: `${done} ${plural(t.uids.length, "message")} from "${t.mailbox}" to "${t.destination}" (UIDs ${t.uids.join(", ")}).${uidsNow}` }] };
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  });
+  mailTool(
+    server,
+    mount,
+    "move_messages",
+    {
+      description:
+        "Moves (default) or copies messages by UID into another mailbox. Always asks a person first, for a move and for a copy alike: on a shared or public folder either one discloses the messages to everyone who can read it. The person is shown both mailboxes, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
+      inputSchema: z.object({
+        mailbox: mailboxName("The mailbox holding the messages."),
+        uids,
+        destination: mailboxName("The mailbox to move or copy them into; it must exist."),
+        mode: z.enum(["move", "copy"]).optional().describe("move (default) takes them out of the source; copy leaves them there too."),
+        ...twoCallTokenShape,
+      }),
+      annotations: hints.move_messages as DeclaredAnnotations,
+    },
+    "always",
+    (s, a) => runGuarded(transferGuard(s), a),
+    transferGuard(new MailSession(mount, {}, new AbortController().signal)) as never,
+  );
+
+  // ---- manage_mailbox: create never, delete always, rename on the two-call token only ----
+  type ManageArgs = { action: "create" | "delete" | "rename"; mailbox: string; new_name?: string; two_call_token?: string };
+  const mailboxTarget = async (session: MailSession, name: string): Promise<MailboxTarget> => {
+    const client = await session.fresh();
+    const status = await client.status(name).catch(() => {
+      throw new MailError(`there is no mailbox "${name}"`);
+    });
+    return { mount, mailbox: name, uidValidity: status.uidValidity, messages: status.messages };
+  };
+  const createGuard = (session: MailSession): Guard<ManageArgs, { mailbox: string }> => ({
+    rule: never,
+    resolve: (a) => ({ mailbox: a.mailbox }),
+    fingerprint: (t) => ({ operation: "create_mailbox", target: { mount, mailbox: t.mailbox } }),
+    prompt: () => ({ heading: "", consequence: "", values: [] }),
+    act: async (t, write) => {
+      try {
+        const client = await session.client();
+        await through(write, mount, "create", { binds: { operation: "create_mailbox", target: { mount, mailbox: t.mailbox } }, needsApproval: false }, () => client.createMailbox(t.mailbox));
+        return { content: [{ type: "text", text: `Created mailbox "${t.mailbox}".` }] };
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  });
+  const deleteMailboxGuard = (session: MailSession): Guard<ManageArgs, MailboxTarget> => ({
+    rule: always,
+    fallback: "token",
+    resolve: (a) => mailboxTarget(session, a.mailbox),
+    fingerprint: deleteMailboxFingerprint,
+    prompt: deleteMailboxPrompt,
+    describe: describeMailbox,
+    act: async (t, write) => {
+      try {
+        const client = await session.client();
+        await through(write, mount, "delete-mailbox", { binds: deleteMailboxFingerprint(t), needsApproval: true }, () => client.deleteMailbox(t.mailbox));
+        return { content: [{ type: "text", text: `Deleted mailbox "${t.mailbox}" and the ${plural(t.messages, "message")} in it.` }] };
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  });
+  mailTool(
+    server,
+    mount,
+    "manage_mailbox",
+    {
+      description:
+        "Creates, deletes or renames a mailbox. create never asks. delete always asks a person first (shown the mailbox and how many messages it holds); where this server cannot ask, it answers a two-call token instead. rename is reversible, so it never asks a person: it always answers a two-call token first, and renames on a second call with the same arguments quoting it.",
+      inputSchema: z.object({
+        action: z.enum(["create", "delete", "rename"]).describe("create, delete or rename."),
+        mailbox: mailboxName("The mailbox to create, delete or rename."),
+        new_name: mailboxName("rename only: the mailbox's new name.").optional(),
+        ...twoCallTokenShape,
+      }),
+      annotations: hints.manage_mailbox as DeclaredAnnotations,
+    },
+    "when",
+    async (s, a) => {
+      if (a.action === "create") return runGuarded(createGuard(s), a);
+      if (a.action === "delete") return runGuarded(deleteMailboxGuard(s), a);
+      return renameOnToken(s, mount, a);
+    },
+    deleteMailboxGuard(new MailSession(mount, {}, new AbortController().signal)) as never,
+  );
+
+  // ---- set_message_flags: never asks; \Deleted refused ----
+  interface FlagsTarget extends MessagesTarget {
+    add: string[];
+    remove: string[];
+  }
+  const flagsFingerprint = (t: FlagsTarget): FingerprintInput => ({
+    operation: "set_flags",
+    target: { mount, mailbox: t.mailbox, uid_validity: t.uidValidity, uids: { set: t.uids }, add: { set: t.add }, remove: { set: t.remove } },
+  });
+  mailTool(
+    server,
+    mount,
+    "set_message_flags",
+    {
+      description:
+        "Adds and removes flags (\\Seen, \\Answered, \\Flagged, \\Draft, or keywords) on messages by UID. Never asks: flags come back off. \\Deleted is refused outright: on a server that expunges automatically it is a deletion, and deleting is delete_messages, which asks.",
+      inputSchema: z.object({
+        mailbox: mailboxName("The mailbox holding the messages."),
+        uids,
+        add: z.array(flag).max(10).optional().describe("Flags to add."),
+        remove: z.array(flag).max(10).optional().describe("Flags to remove."),
+      }),
+      annotations: hints.set_message_flags as DeclaredAnnotations,
+    },
+    "never",
+    (s, a) => {
+      const add = a.add ?? [];
+      const remove = a.remove ?? [];
+      const all = [...add, ...remove];
+      // Refused before the server is reached (R-MAIL-3).
+      if (all.some((f) => f.toLowerCase() === "\\deleted"))
+        return Promise.resolve(
+          refusal("set_message_flags never sets or clears \\Deleted: on a server that expunges automatically that is a deletion, and deleting is delete_messages, which asks a person"),
+        );
+      const bad = all.find((f) => (f.startsWith("\\") ? !SYSTEM_FLAGS.has(f) : !KEYWORD.test(f)));
+      if (bad !== undefined) return Promise.resolve(refusal(`"${bad.slice(0, 64)}" is not a flag this tool sets: \\Seen, \\Answered, \\Flagged, \\Draft, or a keyword of letters, digits and $_.-`));
+      if (all.length === 0) return Promise.resolve(refusal("name at least one flag to add or remove"));
+      return runGuarded<{ mailbox: string; uids: number[] }, FlagsTarget>(
+        {
+          rule: never,
+          resolve: async (x) => ({ ...(await messagesTarget(s, mount, x.mailbox, x.uids)), add, remove }),
+          fingerprint: flagsFingerprint,
+          prompt: () => ({ heading: "", consequence: "", values: [] }),
+          act: async (t, write) => {
+            try {
+              const client = await s.client();
+              await through(write, mount, "store", { binds: flagsFingerprint(t), needsApproval: false }, () => client.store(t.uids, t.add, t.remove));
+              return {
+                content: [
+                  {
+                    type: "text",
+                    text: `Flags changed on ${plural(t.uids.length, "message")} in "${t.mailbox}" (UIDs ${t.uids.join(", ")}): added ${t.add.join(" ") || "none"}; removed ${t.remove.join(" ") || "none"}.`,
+                  },
+                ],
+              };
+            } catch (error) {
+              return failed(error);
+            }
+          },
+        },
+        a,
+      );
+    },
+  );
+
+  // ---- save_draft: never asks ----
+  const address = z
+    .string()
+    .min(3)
+    .max(254)
+    .regex(/^[^\s@<>,;"]+@[^\s@<>,;"]+$/, "an address as name@example.com");
+  mailTool(
+    server,
+    mount,
+    "save_draft",
+    {
+      description: "Saves a plain-text draft into the account's drafts mailbox (the one marked \\Drafts, else Drafts). Never asks: nothing is sent, and a draft can be deleted.",
+      inputSchema: z.object({
+        to: z.array(address).min(1).max(50).describe("Recipients' addresses."),
+        cc: z.array(address).max(50).optional().describe("Copy recipients' addresses."),
+        subject: z.string().max(900).describe("The subject."),
+        body: z.string().max(100_000).describe("The text."),
+      }),
+      annotations: hints.save_draft as DeclaredAnnotations,
+    },
+    "never",
+    (s, a) =>
+      runGuarded<typeof a, { mailbox: string; message: Uint8Array; digest: string }>(
+        {
+          rule: never,
+          resolve: async (x) => {
+            const client = await s.client();
+            const boxes = await client.listMailboxes();
+            const drafts = boxes.find((b) => b.flags.some((f) => f.toLowerCase() === "\\drafts"))?.name ?? "Drafts";
+            const message = buildDraft({ to: x.to, cc: x.cc ?? [], subject: x.subject, body: x.body });
+            return { mailbox: drafts, message, digest: await sha256(message) };
+          },
+          fingerprint: (t) => ({ operation: "save_draft", target: { mount, mailbox: t.mailbox, message_sha256: t.digest } }),
+          prompt: () => ({ heading: "", consequence: "", values: [] }),
+          act: async (t, write) => {
+            try {
+              const client = await s.client();
+              const binds = { operation: "save_draft", target: { mount, mailbox: t.mailbox, message_sha256: t.digest } };
+              const newUid = await through(write, mount, "append", { binds, needsApproval: false }, () => client.append(t.mailbox, t.message, ["\\Draft", "\\Seen"]));
+              return { content: [{ type: "text", text: `Saved the draft in "${t.mailbox}"${newUid === undefined ? "" : ` as UID ${newUid}`}. Nothing was sent.` }] };
+            } catch (error) {
+              return failed(error);
+            }
+          },
+        },
+        a,
+      ),
+  );
+
+  return server;
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Why a rename is on the token even where a person could be asked: it is reversible (R-MAIL-2). */
+export const RENAME_WHY = "a rename is reversible, so this server takes the two-call token for it instead of asking a person";
+
+/**
+ * rename: the two-call token only, even when a channel exists (R-MAIL-2). The token is kept in the gateway's record
+ * of the call, so a call that carries none (no channel at all) cannot have one and is refused.
+ */
+async function renameOnToken(session: MailSession, mount: string, a: { mailbox: string; new_name?: string; two_call_token?: string }): Promise<CallToolResult> {
+  const scope = currentScope();
+  const call = scope.call;
+  if (call === undefined) return refusal("this request is not a tool call");
+  if (a.new_name === undefined) return refusal("a rename names the mailbox's new_name");
+  if (a.new_name === a.mailbox) return refusal("the new name is the mailbox's name");
+  const channel = call.channel;
+  const ref = callRefOf(channel);
+  if (ref === undefined || (channel.kind !== "ask" && channel.kind !== "skip" && channel.kind !== "fallback")) {
+    const why = channel.kind === "refused" ? `the gateway refused the approval channel: ${channel.reason}` : "no approval channel reached this call";
+    return refusal(`a rename takes the two-call token, which lives in the gateway's record of the call, and this call has none (${why})`);
+  }
+  const slug = channel.channel.slug;
+  const source = await (async () => {
+    const client = await session.fresh();
+    const status = await client.status(a.mailbox).catch(() => {
+      throw new MailError(`there is no mailbox "${a.mailbox}"`);
+    });
+    const taken = await client.status(a.new_name as string).then(
+      () => true,
+      () => false,
+    );
+    if (taken) throw new MailError(`a mailbox named "${a.new_name}" already exists`);
+    return status;
+  })();
+  const target: RenameTarget = { mount, mailbox: a.mailbox, to: a.new_name, uidValidity: source.uidValidity, messages: source.messages };
+  const fp = await digest(renameFingerprint(target));
+  let message: string;
+  try {
+    message = buildPrompt(slug, renamePrompt(target));
+  } catch (error) {
+    if (error instanceof PromptRefusal) return notDone(error.message);
+    throw error;
+  }
+  const step = await tokenStep({ route: { kind: "token", slug, why: RENAME_WHY, ref }, args: a, target: fp, message, describe: describeMailbox(target) });
+  if (step.kind !== "redeemed") return step.answer;
+  call.approval = { fingerprint: fp, approved: true };
+  const client = await session.client();
+  await through(gatedWrite, mount, "rename", { binds: renameFingerprint(target), needsApproval: true }, () => client.renameMailbox(target.mailbox, target.to));
+  return {
+    content: [
+      { type: "text", text: `Renamed mailbox "${target.mailbox}" to "${target.to}".` },
+      { type: "text", text: actedOnTokenLine(slug) },
+    ],
+  };
+}
