@@ -1,8 +1,11 @@
 import { defineConfig } from "vitest/config";
+// @ts-expect-error: plain ESM list without types
+import { PROCESS_TEST_FILES } from "./test/processes.mjs";
 
-// Two projects: "unit" runs pure modules in Node (and the CallRegistry Durable Object on workerd, through
-// Miniflare, driven from Node); "e2e" drives the whole local stack (real Workers, real Durable Objects, real
-// service bindings), built as deployed and run on workerd through Miniflare by its global setup.
+// Three projects: "unit" runs pure modules in Node; "processes" runs the unit-level files that start a process or a
+// runtime (the CallRegistry Durable Object and single Workers on workerd through Miniflare, wrangler, tsx scripts,
+// Dovecot); "e2e" drives the whole local stack (real Workers, real Durable Objects, real service bindings), built as
+// deployed and run on workerd through Miniflare by its global setup.
 export default defineConfig({
   test: {
     projects: [
@@ -17,6 +20,20 @@ export default defineConfig({
             "test/approvals/**/*.unit.test.ts",
             "test/scripts/**/*.test.ts",
           ],
+          exclude: PROCESS_TEST_FILES,
+        },
+      },
+      {
+        test: {
+          name: "processes",
+          include: PROCESS_TEST_FILES,
+          // Starting workerd, wrangler or a tsx script takes 1-10 s on this 2-core machine while the rest of the suite
+          // runs beside it (measured: a tsx script 1-4 s, a Worker's first answer up to 10 s at load 10), and a test
+          // often starts two. vitest's 5 s default failed such tests under load though nothing was wrong, so a test
+          // here gets 60 s and a hook (which starts the runtime a file shares) 180 s, several times the slowest start
+          // seen; a test that needs longer says so itself, with its reason.
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
       {

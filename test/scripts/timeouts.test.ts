@@ -1,0 +1,63 @@
+// Covers vitest.config.ts's "processes" project: every unit-level test file that starts a process or a runtime, itself
+// or through a helper under test/, runs there with its argued timeouts instead of vitest's 5 s default.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+// @ts-expect-error: plain ESM list without types
+import { PROCESS_TEST_FILES } from "../processes.mjs";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** What starts a process or a runtime in this tree's tests. */
+const STARTS = /\b(?:execFile|execFileSync|spawn|spawnSync|fork)\s*\(|\bnew Miniflare\b|\b(?:startWorkers|startStack|startRuntime|startDovecot)\s*\(/;
+const IMPORT = /\bfrom\s+["'](\.{1,2}\/[^"']+)["']/g;
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : [path];
+  });
+}
+
+/** The file and the local modules under test/ it imports, transitively. */
+function startsAProcess(file: string, seen = new Set<string>()): boolean {
+  if (seen.has(file)) return false;
+  seen.add(file);
+  const text = readFileSync(file, "utf8");
+  if (STARTS.test(text)) return true;
+  for (const [, spec] of text.matchAll(IMPORT)) {
+    const base = resolve(dirname(file), spec as string);
+    const target = [base, `${base}.ts`, `${base}.mjs`, base.replace(/\.js$/, ".ts")].find((p) => {
+      try {
+        return statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    });
+    if (target !== undefined && relative(ROOT, target).startsWith("test/") && startsAProcess(target, seen)) return true;
+  }
+  return false;
+}
+
+const globToRegExp = (glob: string) => new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*")}$`);
+const inProcesses = (path: string) => (PROCESS_TEST_FILES as string[]).some((g) => globToRegExp(g).test(path));
+
+describe("the processes project", () => {
+  const tests = files(join(ROOT, "test"))
+    .map((f) => relative(ROOT, f))
+    .filter((f) => f.endsWith(".test.ts") && !f.startsWith("test/e2e/") && !f.endsWith(".e2e.test.ts"));
+
+  it("holds every unit-level test file that starts a process or a runtime, itself or through a helper", () => {
+    const spawning = tests.filter((f) => startsAProcess(join(ROOT, f)));
+    // The detector finds the files known to start one, so an empty or shrunken match would show it broke.
+    expect(spawning).toEqual(expect.arrayContaining(["test/scripts/posture.test.ts", "test/approvals/review.unit.test.ts", "test/durable-objects/call-registry.test.ts"]));
+    expect(spawning.filter((f) => !inProcesses(f))).toEqual([]);
+  });
+
+  it("matches its globs as vitest does for the plain * it uses: one path segment, no more", () => {
+    expect(inProcesses("test/scripts/posture.test.ts")).toBe(true);
+    expect(inProcesses("test/scripts/helpers/x.test.ts")).toBe(false);
+    expect(inProcesses("test/worker/oversized-bodies.workerd.test.ts")).toBe(true);
+    expect(inProcesses("test/worker/app.test.ts")).toBe(false);
+  });
+});
