@@ -1,0 +1,160 @@
+// The IMAP client's pure parts: literals read as exactly {n} octets and every read capped (R-MAIL-8), tokens,
+// command literals; modified UTF-7 mailbox names both ways (R-MAIL-7); UID sets and paging (R-MAIL-2).
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalUids, countOf, MAX_UID, pageNewestFirst, parseSequenceSet, toSequenceSet } from "../../../bundles/mailbox/mailbox.uids";
+import { decodeMailboxName, encodeMailboxName } from "../../../bundles/mailbox/mailbox.utf7";
+import { bytesOf, commandChunks, ResponseReader, raw, str, tokenize } from "../../../bundles/mailbox/mailbox.wire";
+
+/** A reader over `chunks`, delivered one at a time as a socket would. */
+function readerOf(...chunks: (string | Uint8Array)[]): ResponseReader {
+  const enc = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(typeof c === "string" ? enc.encode(c) : c);
+      controller.close();
+    },
+  });
+  return new ResponseReader(stream.getReader());
+}
+const LIMITS = { maxLine: 1000, maxLiteral: 100 };
+
+describe("reading responses", () => {
+  it("reads a literal as exactly its octet count, CRLF and braces inside it included, split across chunks", async () => {
+    const body = "a\r\n{5}\r\n)b";
+    const r = readerOf(`* 1 FETCH (UID 7 BODY[] {${body.length}}\r\n`, body.slice(0, 4), body.slice(4), ")\r\n", "s1 OK done\r\n");
+    const first = await r.read(LIMITS);
+    expect(first.literals.map((l) => new TextDecoder().decode(l))).toEqual([body]);
+    const tokens = tokenize(first);
+    const list = (tokens[3] as { list: unknown[] }).list;
+    expect(new TextDecoder().decode(bytesOf(list[3] as never))).toBe(body);
+    expect((await r.read(LIMITS)).texts).toEqual(["s1 OK done"]);
+  });
+
+  it("counts a literal in bytes, not characters (UTF-8)", async () => {
+    const text = "Grüße 日本";
+    const bytes = new TextEncoder().encode(text);
+    const r = readerOf(`* 1 FETCH (BODY[] {${bytes.length}}\r\n`, bytes, ")\r\n");
+    const got = await r.read(LIMITS);
+    expect(new TextDecoder().decode(got.literals[0])).toBe(text);
+  });
+
+  it("accepts a literal of exactly the cap and refuses one byte more before reading it", async () => {
+    const ok = readerOf(`* X {100}\r\n`, "x".repeat(100), "\r\n");
+    expect((await ok.read(LIMITS)).literals[0]?.length).toBe(100);
+    const over = readerOf(`* X {101}\r\n`, "x".repeat(101), "\r\n");
+    await expect(over.read(LIMITS)).rejects.toThrow("the IMAP server offered a literal of 101 bytes, more than the 100 this call reads");
+  });
+
+  it("accepts a line of exactly the cap and refuses a longer one without waiting for its end", async () => {
+    expect((await readerOf(`${"a".repeat(1000)}\r\n`).read(LIMITS)).texts[0]?.length).toBe(1000);
+    // No CRLF ever comes: the reader gives up once the line is past the cap.
+    await expect(readerOf("a".repeat(1002)).read(LIMITS)).rejects.toThrow("longer than 1000 bytes");
+    await expect(readerOf(`${"a".repeat(1001)}\r\n`).read(LIMITS)).rejects.toThrow("longer than 1000 bytes");
+  });
+
+  it("says so when the server closes in the middle of a literal", async () => {
+    await expect(readerOf("* X {10}\r\n", "abc").read(LIMITS)).rejects.toThrow("closed the connection in the middle of a literal");
+  });
+
+  it("tokenizes quoted strings with escapes, NIL, nested lists and bracketed atoms", () => {
+    const tokens = tokenize({ texts: ['* 2 FETCH (UID 9 FLAGS (\\Seen $X) BODY[HEADER.FIELDS (FROM)] NIL "a \\"q\\" \\\\ b")'], literals: [] });
+    const list = (tokens[3] as { list: unknown[] }).list;
+    expect(list).toEqual([
+      { atom: "UID" },
+      { atom: "9" },
+      { atom: "FLAGS" },
+      { list: [{ atom: "\\Seen" }, { atom: "$X" }] },
+      { atom: "BODY[HEADER.FIELDS (FROM)]" },
+      { nil: true },
+      { string: 'a "q" \\ b' },
+    ]);
+  });
+});
+
+describe("writing commands", () => {
+  it("quotes what a quoted string can carry, and sends anything else as a literal with its byte count", () => {
+    const chunks = commandChunks("s1", [raw("LOGIN"), str('al"ice'), str("pässword\r\n")], false);
+    expect(chunks[0]).toEqual({ head: 's1 LOGIN "al\\"ice" {11}\r\n', literal: new TextEncoder().encode("pässword\r\n") });
+    expect(chunks[1]).toEqual({ head: "\r\n" });
+    expect(commandChunks("s2", [raw("APPEND"), { literal: new Uint8Array(3) }], true)[0]?.head).toBe("s2 APPEND {3+}\r\n");
+  });
+
+  it("refuses a line break in an atom the client built", () => {
+    expect(() => commandChunks("s1", [raw("SELECT x\r\ns2 DELETE INBOX")], false)).toThrow("line break");
+  });
+});
+
+describe("modified UTF-7 mailbox names", () => {
+  it.each([
+    ["INBOX", "INBOX"],
+    ["Entwürfe", "Entw&APw-rfe"],
+    ["Größe & Maß", "Gr&APYA3w-e &- Ma&AN8-"],
+    ["日本語", "&ZeVnLIqe-"],
+    ["~peter/mail/台北/日本語", "~peter/mail/&U,BTFw-/&ZeVnLIqe-"],
+    ["A&B", "A&-B"],
+    ["😀", "&2D3eAA-"],
+  ])("encodes %s as %s, and decodes it back", (name, wire) => {
+    expect(encodeMailboxName(name)).toBe(wire);
+    expect(decodeMailboxName(wire)).toBe(name);
+  });
+
+  it("round-trips any text without lone surrogates", () => {
+    fc.assert(fc.property(fc.string({ unit: "grapheme", maxLength: 40 }), (name) => decodeMailboxName(encodeMailboxName(name)) === name));
+  });
+
+  it.each([
+    ["&ZeVnLIqe", "unterminated"],
+    ["&AGE-", "printable ASCII"],
+    ["&ZeU-&Zyw-", "adjacent"],
+    ["&Z!-", "outside modified base64"],
+    ["ü", "outside printable ASCII"],
+    ["&2D0-", "lone surrogate"],
+    ["&APw/-", "outside modified base64"],
+  ])("refuses %s, which no conforming encoder writes (%s)", (wire, why) => {
+    expect(() => decodeMailboxName(wire)).toThrow(why);
+  });
+
+  it("refuses to encode a lone surrogate", () => {
+    expect(() => encodeMailboxName("a\ud800")).toThrow("lone surrogate");
+  });
+});
+
+describe("UID sets", () => {
+  it("sorts and drops duplicates, so [2, 1, 2] and [1, 2] are one set", () => {
+    expect(canonicalUids([2, 1, 2])).toEqual([1, 2]);
+  });
+
+  it.each([0, -1, 1.5, MAX_UID + 1, Number.NaN])("refuses %s, which is not a UID", (uid) => {
+    expect(() => canonicalUids([uid])).toThrow("is not a UID");
+  });
+
+  it("accepts the largest UID", () => {
+    expect(canonicalUids([MAX_UID])).toEqual([MAX_UID]);
+  });
+
+  it("writes runs as ranges and parses them back, for any set", () => {
+    expect(toSequenceSet([1, 2, 3, 7, 9, 10])).toBe("1:3,7,9:10");
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: 500 }), { minLength: 1, maxLength: 60 }), (list) => {
+        const sorted = canonicalUids(list);
+        const ranges = parseSequenceSet(toSequenceSet(sorted));
+        return countOf(ranges) === sorted.length && pageNewestFirst(ranges, 0, 1000).reverse().join() === sorted.join();
+      }),
+    );
+  });
+
+  it("pages newest first from ranges without expanding them, across range edges", () => {
+    const ranges = parseSequenceSet("1:3,10:12,4000000000:4000000001");
+    expect(countOf(ranges)).toBe(8);
+    expect(pageNewestFirst(ranges, 0, 3)).toEqual([4000000001, 4000000000, 12]);
+    expect(pageNewestFirst(ranges, 3, 3)).toEqual([11, 10, 3]);
+    expect(pageNewestFirst(ranges, 6, 3)).toEqual([2, 1]);
+    expect(pageNewestFirst(ranges, 8, 3)).toEqual([]);
+  });
+
+  it("refuses a sequence set with * or anything but numbers", () => {
+    expect(() => parseSequenceSet("1:*")).toThrow();
+    expect(() => parseSequenceSet("1,,2")).toThrow();
+  });
+});
