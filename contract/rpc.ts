@@ -24,5 +24,10 @@ export const RpcCode = {
   InFlight: -32094,
   /** The caller already holds the most live confirmed calls it may (MAX_LIVE_CALLS in contract/call-registry.ts). */
   TooManyCalls: -32095,
+  /**
+   * The mount asked the caller a question (a 2026-07-28 `input_required` result) on a call that came over a 2025-era
+   * revision, which has no form for it (docs/rules.md R-FWD-9).
+   */
+  QuestionUnrelayable: -32096,
 } as const;
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

@@ -37,6 +37,9 @@ export function onlyKeys(object: Record<string, unknown>, allowed: readonly stri
 
 const MESSAGE_KEYS = ["jsonrpc", "id", "method", "params"] as const;
 const CALL_KEYS = ["name", "arguments", "_meta"] as const;
+/** The multi-round-trip retry members a 2026-07-28 tools/call may carry (SEP-2322): the SDK lifts them out of params. */
+export const RETRY_KEYS = ["inputResponses", "requestState"] as const;
+const RETRY_CALL_KEYS = [...CALL_KEYS, ...RETRY_KEYS] as const;
 const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY] as const;
 
 /** A tools/call whose members the SDK takes as they are, read out of the message. */
@@ -50,12 +53,14 @@ export interface PlainCall {
 /**
  * The message as a tools/call of the plain shape, or undefined: exactly the JSON-RPC members (the SDK's request
  * schema is strict), params of a name, arguments and _meta, arguments without an own __proto__ (the SDK's check
- * drops it) and a string or safe-integer id (the SDK refuses any other on both revisions).
+ * drops it) and a string or safe-integer id (the SDK refuses any other on both revisions). With `retry`, params may
+ * also hold a retry's inputResponses and a string requestState (the SDK refuses any other requestState -32602).
  */
-export function plainCall(message: Message): PlainCall | undefined {
+export function plainCall(message: Message, retry = false): PlainCall | undefined {
   if (message.jsonrpc !== "2.0" || message.method !== "tools/call" || !onlyKeys(message as Record<string, unknown>, MESSAGE_KEYS)) return undefined;
   const { id, params } = message;
-  if (!isPlainObject(params) || !onlyKeys(params, CALL_KEYS)) return undefined;
+  if (!isPlainObject(params) || !onlyKeys(params, retry ? RETRY_CALL_KEYS : CALL_KEYS)) return undefined;
+  if (retry && params.requestState !== undefined && typeof params.requestState !== "string") return undefined;
   const { name, arguments: args } = params;
   if (typeof name !== "string") return undefined;
   if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, "__proto__"))) return undefined;
@@ -163,4 +168,41 @@ const utf8 = new TextEncoder();
 export function resultAnswer(id: string | number, result: Record<string, unknown>): Response {
   const body = utf8.encode(JSON.stringify({ result, jsonrpc: "2.0", id }));
   return new Response(body, { headers: { "content-type": "application/json", "content-length": String(body.byteLength) } });
+}
+
+/** The embedded requests a 2026-07-28 input_required result may carry, as the SDK's server seam knows them. */
+const INPUT_REQUEST_METHODS: readonly string[] = ["elicitation/create", "sampling/createMessage", "roots/list"];
+
+export type InputRequiredCheck = { ok: true; result: Record<string, unknown> } | { ok: false; why: string };
+
+/**
+ * A mount's `resultType: "input_required"` result, held to what the SDK's server seam requires of one (at least one
+ * of a non-empty inputRequests and a string requestState; every inputRequests entry an object naming one of the
+ * embedded methods) and rebuilt of exactly those members and `_meta`, in the SDK's own order (its inputRequired()
+ * builder's), so nothing else a mount put beside them reaches the caller (docs/rules.md R-FWD-9).
+ */
+export function checkInputRequired(raw: Record<string, unknown>): InputRequiredCheck {
+  const { inputRequests, requestState, _meta } = raw;
+  if (inputRequests !== undefined) {
+    if (!isPlainObject(inputRequests)) return { ok: false, why: "input_required with inputRequests that is not an object" };
+    for (const key in inputRequests) {
+      const entry = inputRequests[key];
+      if (!isPlainObject(entry) || typeof entry.method !== "string" || !INPUT_REQUEST_METHODS.includes(entry.method)) {
+        return { ok: false, why: "input_required with an input request that is not elicitation/create, sampling/createMessage or roots/list" };
+      }
+    }
+  }
+  if (requestState !== undefined && typeof requestState !== "string") return { ok: false, why: "input_required with a requestState that is not a string" };
+  const asks = isPlainObject(inputRequests) && Object.keys(inputRequests).length > 0;
+  if (!asks && requestState === undefined) return { ok: false, why: "input_required with neither inputRequests nor requestState" };
+  if (_meta !== undefined && !isPlainObject(_meta)) return { ok: false, why: "input_required with a _meta that is not an object" };
+  return {
+    ok: true,
+    result: {
+      resultType: "input_required",
+      ...(inputRequests === undefined ? {} : { inputRequests }),
+      ...(requestState === undefined ? {} : { requestState }),
+      ...(_meta === undefined ? {} : { _meta }),
+    },
+  };
 }

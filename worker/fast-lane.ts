@@ -10,6 +10,7 @@
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { RpcCode } from "../contract/rpc";
 import { encodeResult, everydayResult, isPlainObject, type Message, MODERN_REVISION, modernCallFits, plainCall, resultAnswer } from "../contract/tool-call";
+import type { CallOrigin } from "./calls";
 import { isGated } from "./channel";
 import { type CallParams, forwardCall, GATEWAY_INFO, type GatewayRequest, LEGACY_PROTOCOL_VERSIONS } from "./mcp";
 import { routeTool } from "./selection";
@@ -34,10 +35,11 @@ function legacyCallFits(request: Request, params: Record<string, unknown>): bool
  * (mcp.ts) and the call is not made again.
  */
 export async function fastLane(request: Request, message: Message, gw: GatewayRequest): Promise<Response | undefined> {
-  const call = plainCall(message);
-  if (call === undefined) return undefined;
   const version = request.headers.get("mcp-protocol-version");
   const modern = version === MODERN_REVISION;
+  // A 2026-07-28 retry (inputResponses, a string requestState) is a call the lane takes; on a 2025-era revision the SDK's.
+  const call = plainCall(message, modern);
+  if (call === undefined) return undefined;
   if (modern ? !modernCallFits(request, message, call) : version === null || !LEGACY_PROTOCOL_VERSIONS.includes(version) || !legacyCallFits(request, call.params)) {
     return undefined;
   }
@@ -46,7 +48,10 @@ export async function fastLane(request: Request, message: Message, gw: GatewayRe
 
   const callId = call.id;
   try {
-    const result = await forwardCall(gw, call.params as unknown as CallParams, { id: callId, signal: request.signal });
+    const origin: CallOrigin = modern ? { era: "modern" } : { era: "legacy", session: gw.session ?? null };
+    const result = await forwardCall(gw, call.params as unknown as CallParams, { id: callId, signal: request.signal, origin });
+    // A mount's question (input_required) is never an everyday result: the SDK's server checks it against the
+    // caller's declared capabilities and encodes it (docs/rules.md R-FWD-9).
     if (!everydayResult(result)) {
       gw.settled = result;
       return undefined;

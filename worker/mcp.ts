@@ -1,12 +1,13 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
-import { type CallToolResult, type ListToolsResult, ProtocolError, Server, type ServerContext, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
+import { type CallToolResult, isInputRequiredResult, type ListToolsResult, ProtocolError, Server, type ServerContext, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import type { CallRegistryNamespace } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
 import type { Caller } from "./auth";
 import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
+import { describeUnrelayable, NO_CAPABILITIES, type RetryParams } from "./relay";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
 import { describeSelection, describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
@@ -31,6 +32,13 @@ export interface GatewayRequest {
   probeCaller?: () => Promise<boolean>;
   /** The result of a call the fast lane already made, which the SDK's server answers with instead of making it again. */
   settled?: Record<string, unknown>;
+  /**
+   * A tools/call's retry members as the caller sent them (contract/tool-call.ts retryParams): the SDK lifts them out
+   * of the params its handler sees, so the app reads them off the message, and forwardCall sends them on 2026-07-28 only.
+   */
+  retry?: RetryParams;
+  /** The elicitation capability a 2026-07-28 caller declared, as the gateway declares it on the hop (relay.ts hopCapabilities). */
+  hopCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 const LIST_PAGE_LIMIT = 20;
@@ -172,7 +180,7 @@ export interface CallContext {
   /** The caller's own progress token, if it sent one. */
   progressToken?: unknown;
   notify?: (notification: { method: "notifications/progress"; params: Record<string, unknown> }) => Promise<void>;
-  /** Which revision and session the call came in on (the fast lane, which takes no confirmed call, leaves it out). */
+  /** Which revision and session the call came in on; without it, a 2025-era call without a session. */
   origin?: CallOrigin;
 }
 
@@ -238,11 +246,18 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
         registered = ref;
       }
     }
+    // A retry's answers and state go on to the mount as they came, on 2026-07-28 only: the revision that has them
+    // (docs/rules.md R-FWD-8). The caller's own _meta never does (R-FWD-2). An ungated mount is told the elicitation
+    // modes the caller declared, so it may ask; a gated one is told none, so its question never goes to the caller.
+    const modern = call.origin?.era === "modern";
+    const retry = modern ? gw.retry : undefined;
+    const capabilities = modern && !isGated(server) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : NO_CAPABILITIES;
     const answer = await callUpstream({
       server,
       method: "tools/call",
-      params: { name: tool, ...(params.arguments === undefined ? {} : { arguments: params.arguments }) },
+      params: { name: tool, ...(params.arguments === undefined ? {} : { arguments: params.arguments }), ...retry },
       meta,
+      capabilities,
       headers,
       signal: controller.signal,
       fetcher: fetcherFor(gw, server),
@@ -255,6 +270,15 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     if (!answer.ok) {
       gw.log.outcome = answer.error.code.toLowerCase();
       throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+    }
+    if (isInputRequiredResult(answer.result)) {
+      // The mount's question goes back to the caller as the SDK encodes it, on the revision that has it (R-FWD-9).
+      if (!modern) {
+        gw.log.outcome = "question_unrelayable";
+        throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnrelayable(server.slug));
+      }
+      gw.log.outcome = "input_required";
+      return answer.result;
     }
     gw.log.outcome = answer.result.isError === true ? "tool_error" : "ok";
     return answer.result;

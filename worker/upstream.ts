@@ -4,6 +4,8 @@
 import { createParser } from "eventsource-parser";
 import { readCappedText } from "../contract/body";
 import { cleanLine } from "../contract/text";
+import { checkInputRequired } from "../contract/tool-call";
+import { NO_CAPABILITIES } from "./relay";
 import type { ServerEntry } from "./roster";
 
 export const UPSTREAM_REVISION = "2026-07-28";
@@ -30,6 +32,8 @@ export interface UpstreamRequest {
   params: Record<string, unknown>;
   /** Gateway-owned _meta entries (channel, progress token). The caller's own _meta never gets here. */
   meta: Record<string, unknown>;
+  /** What the gateway declares it can do on this hop (relay.ts hopCapabilities); none when absent. */
+  capabilities?: Readonly<Record<string, unknown>>;
   headers: Record<string, string>;
   /** Aborting it aborts the fetch itself, so a bundle's request.signal fires. */
   signal: AbortSignal;
@@ -47,7 +51,6 @@ export class AbortReason {
 
 const MCP_NAME_FIELD: Record<string, string | undefined> = { "tools/call": "name" };
 /** The gateway's envelope on every upstream request: the same for each, so built once and only ever serialised. */
-const NO_CAPABILITIES = Object.freeze({});
 const CLIENT_INFO = Object.freeze({ name: "strad-gateway", version: "0.1.0" });
 
 export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult> {
@@ -58,7 +61,7 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
     _meta: {
       ...req.meta,
       "io.modelcontextprotocol/protocolVersion": UPSTREAM_REVISION,
-      "io.modelcontextprotocol/clientCapabilities": NO_CAPABILITIES,
+      "io.modelcontextprotocol/clientCapabilities": req.capabilities ?? NO_CAPABILITIES,
       "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
     },
   };
@@ -123,10 +126,17 @@ function answerOf(message: unknown, id: number): UpstreamResult {
     return { ok: false, error: { code: "UPSTREAM_RPC", rpcCode, message: cleanLine(text, 300, " ") } };
   }
   if (typeof m.result !== "object" || m.result === null) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer has no result" } };
-  return { ok: true, result: stripHopFields(m.result as Record<string, unknown>) };
+  const result = stripHopFields(m.result as Record<string, unknown>);
+  // A question for the caller keeps its resultType: it is the caller's to answer, not the hop's (docs/rules.md R-FWD-9).
+  if ((m.result as { resultType?: unknown }).resultType !== "input_required") return { ok: true, result };
+  const checked = checkInputRequired(result);
+  return checked.ok ? { ok: true, result: checked.result } : { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: checked.why } };
 }
 
-/** resultType and the io.modelcontextprotocol/* _meta keys belong to the gateway-to-upstream hop, not to the caller. */
+/**
+ * resultType and the io.modelcontextprotocol/* _meta keys belong to the gateway-to-upstream hop, not to the caller
+ * (an input_required result's resultType is put back by answerOf).
+ */
 function stripHopFields(result: Record<string, unknown>): Record<string, unknown> {
   const { resultType: _hop, _meta, ...rest } = result;
   if (typeof _meta !== "object" || _meta === null) return rest;

@@ -6,6 +6,7 @@ import { CHANNEL_META_KEY, ChannelSchema } from "../../contract/channel";
 import { slugNamespace } from "../../contract/slug";
 import { currentScope } from "../kit/scope";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
+import { DEMO_ASK_TOOL, demoAskOn } from "./echo.ask";
 import { DEMO_TOOLS } from "./echo.demo";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -149,8 +150,15 @@ const ECHO_TOOLS: readonly (ToolEntry & { probe?: true })[] = [
 ];
 const WITH_PROBES: readonly ToolEntry[] = ECHO_TOOLS;
 const WITHOUT_PROBES: readonly ToolEntry[] = ECHO_TOOLS.filter((tool) => tool.probe !== true);
+// The pass-through demo (echo.ask.ts) joins last, and only where the dev stack turns it on.
+const TABLES = new Map<string, readonly ToolEntry[]>([
+  ["probes", WITH_PROBES],
+  ["plain", WITHOUT_PROBES],
+  ["probes+ask", [...WITH_PROBES, DEMO_ASK_TOOL]],
+  ["plain+ask", [...WITHOUT_PROBES, DEMO_ASK_TOOL]],
+]);
 
 export function echoServer(mount: string, env: Record<string, unknown>): McpServer {
   const server = new McpServer({ name: `strad-echo/${mount}`, version: "0.1.0" });
-  return registerTools(server, devProbesOn(env) ? WITH_PROBES : WITHOUT_PROBES);
+  return registerTools(server, TABLES.get(`${devProbesOn(env) ? "probes" : "plain"}${demoAskOn(env) ? "+ask" : ""}`) as readonly ToolEntry[]);
 }

@@ -143,7 +143,7 @@ afterEach(() => {
 
 describe("the gateway's own error codes on the wire", () => {
   it("are none the SDK or the spec gives a meaning of their own, and none repeats", () => {
-    const own = [RpcCode.Unauthenticated, RpcCode.UpstreamFailed, RpcCode.UpstreamTimeout, RpcCode.Cancelled, RpcCode.InFlight, RpcCode.TooManyCalls];
+    const own = [RpcCode.Unauthenticated, RpcCode.UpstreamFailed, RpcCode.UpstreamTimeout, RpcCode.Cancelled, RpcCode.InFlight, RpcCode.TooManyCalls, RpcCode.QuestionUnrelayable];
     const taken = [-32000, -32001, -32002, -32020, -32021, -32022, -32042];
     expect(own.filter((code) => taken.includes(code))).toEqual([]);
     expect(own.every((code) => code <= -32000 && code >= -32099)).toBe(true);

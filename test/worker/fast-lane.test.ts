@@ -360,6 +360,94 @@ describe("the fast lane answers as the SDK's path does", () => {
     }
   });
 
+  it("issue 28: answers a mount's input_required as the SDK does on both revisions, handing it to the SDK's server, and makes the call once", async () => {
+    const form = { method: "elicitation/create", params: { mode: "form", message: "Proceed?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } } };
+    const url = { method: "elicitation/create", params: { mode: "url", message: "Open", url: "https://example.com/review", elicitationId: "e-1" } };
+    const questions = [
+      { resultType: "input_required", inputRequests: { q: form }, requestState: "s-1" },
+      { resultType: "input_required", requestState: "only-state" },
+      {
+        requestState: "s",
+        resultType: "input_required",
+        inputRequests: { q: form, u: url },
+        _meta: { "example.com/trace": "t", "io.modelcontextprotocol/serverInfo": { name: "bundle", version: "1" } },
+        content: [],
+      },
+      { resultType: "input_required", inputRequests: { q: { method: "roots/list" } } },
+      { resultType: "input_required", inputRequests: {} },
+      { resultType: "input_required", inputRequests: { q: { method: "tools/call" } } },
+      { resultType: "input_required", requestState: 3 },
+    ];
+    const capabilities = [{}, { elicitation: {} }, { elicitation: { form: {} } }, { elicitation: { form: {}, url: {} } }, { roots: {} }];
+    for (const revision of REVISIONS) {
+      for (const result of questions) {
+        for (const declared of revision === "2026-07-28" ? capabilities : [undefined]) {
+          let c = call(revision, "shape", "anything", { result });
+          if (declared !== undefined) c = withMeta(c, { ...ENVELOPE, "io.modelcontextprotocol/clientCapabilities": declared });
+          const before = shapeCalls;
+          const { lane, by } = await both(c);
+          expect(shapeCalls - before).toBe(2);
+          const message = JSON.parse(messageOf(lane)) as { error?: { code: number } };
+          // Never the SDK's -32602 "Invalid tools/call result": the question is relayed or refused with a reason.
+          expect(message.error?.code, JSON.stringify({ result, declared })).not.toBe(-32602);
+          // A well-formed question is the SDK's to check against what the caller declared and to encode.
+          if (message.error === undefined) expect(by).toBe("SDK");
+        }
+      }
+    }
+  });
+
+  it("issue 28: answers a retry carrying inputResponses and requestState as the SDK does, on both revisions, and sends the same upstream", async () => {
+    const answers = { q: { action: "accept", content: { ok: true } }, w: { method: "elicitation/create", result: {} }, s: "x" };
+    const retries: Record<string, unknown>[] = [
+      { inputResponses: answers, requestState: "s-1" },
+      { inputResponses: answers },
+      { requestState: "s-1" },
+      { requestState: "" },
+      { inputResponses: {} },
+      { inputResponses: "not an object", requestState: "s" },
+      { inputResponses: [1], requestState: "s" },
+      { inputResponses: null },
+      { requestState: 5 },
+      { requestState: null },
+      { requestState: { nested: true } },
+    ];
+    for (const revision of REVISIONS) {
+      for (const retry of retries) {
+        upstreamBodies = [];
+        const { by } = await both(withParams(call(revision, "mirror", "anything", { a: 1 }), retry));
+        expect(upstreamBodies[0], JSON.stringify(retry)).toBe(upstreamBodies[1]);
+        // The lane takes a 2026-07-28 retry with a string state or none; anything else, and every 2025-era retry, is the SDK's.
+        const taken = revision === "2026-07-28" && (retry.requestState === undefined || typeof retry.requestState === "string");
+        expect(by === "fast lane", JSON.stringify({ revision, retry })).toBe(taken);
+      }
+    }
+    // A retry whose state the SDK refuses reaches no mount on either lane.
+    upstreamBodies = [];
+    await both(withParams(call("2026-07-28", "mirror", "anything", {}), { requestState: 5 }));
+    expect(upstreamBodies).toHaveLength(0);
+    // The retry's answers reach the echo mount's own tool as they came, on both lanes (demo_ask is off there: no such tool).
+    for (const revision of REVISIONS) await both(withParams(call(revision, "echo", "echo", { text: "hi" }), { inputResponses: answers, requestState: "s" }));
+  });
+
+  it("issue 28: answers alike on 60 random mixes of retries, questions and declared capabilities", async () => {
+    let seed = 0x28;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x80000000;
+    };
+    const pick = <T>(options: readonly T[]): T => options[Math.floor(random() * options.length)] as T;
+    const form = { method: "elicitation/create", params: { mode: "form", message: "?", requestedSchema: { type: "object", properties: {} } } };
+    for (let i = 0; i < 60; i++) {
+      const revision = pick(REVISIONS);
+      const result = pick([{ content: [] }, { resultType: "input_required", inputRequests: { q: form } }, { resultType: "input_required", requestState: `s${i}` }, { resultType: "input_required" }]);
+      let c = withBody(call(revision, pick(["shape", "mirror"]), "anything", { result }), { id: i });
+      if (random() < 0.6) c = withParams(c, { inputResponses: pick([{ q: { action: pick(["accept", "decline", "cancel"]) } }, {}, "x"]), requestState: pick([undefined, "s", 7]) });
+      if (revision === "2026-07-28" && random() < 0.7) c = withMeta(c, { ...ENVELOPE, "io.modelcontextprotocol/clientCapabilities": pick([{}, { elicitation: {} }, { elicitation: { url: {} } }]) });
+      await both(c);
+    }
+  }, 60_000);
+
   it("answers alike on 200 random mixes of the variations above", async () => {
     // A fixed seed, so that a failure names a case that can be replayed.
     let seed = 0x5eed;

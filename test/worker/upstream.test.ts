@@ -80,6 +80,56 @@ describe("callUpstream", () => {
     expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }], _meta: { "vendor/x": 1 } }, drained: true });
   });
 
+  it("issue 28: keeps a question's resultType, its requests and its state, rebuilt of those members alone and without the hop's _meta", async () => {
+    const ask = { method: "elicitation/create", params: { mode: "form", message: "Proceed?", requestedSchema: { type: "object", properties: {} } } };
+    const { result } = await call(() =>
+      Response.json({
+        jsonrpc: "2.0",
+        id: 1,
+        result: {
+          _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 },
+          requestState: "s-1",
+          content: [{ type: "text", text: "dropped" }],
+          inputRequests: { q: ask },
+          resultType: "input_required",
+          extra: 1,
+        },
+      }),
+    );
+    expect(result).toEqual({ ok: true, result: { resultType: "input_required", inputRequests: { q: ask }, requestState: "s-1", _meta: { "vendor/x": 1 } }, drained: true });
+    // In the inputRequired() builder's order, _meta last.
+    if (!result.ok) throw new Error("expected a result");
+    expect(Object.keys(result.result)).toEqual(["resultType", "inputRequests", "requestState", "_meta"]);
+    // A state alone is a question too (a load-shedding retry), and so are requests alone; the hop's _meta alone goes.
+    for (const only of [{ requestState: "" }, { inputRequests: { q: ask } }, { inputRequests: { a: { method: "roots/list" }, b: { method: "sampling/createMessage", params: {} } } }]) {
+      const { result: r } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: { resultType: "input_required", ...only, _meta: { "io.modelcontextprotocol/serverInfo": {} } } }));
+      expect(r, JSON.stringify(only)).toEqual({ ok: true, result: { resultType: "input_required", ...only }, drained: true });
+    }
+  });
+
+  it.each([
+    ["no requests and no state", {}, "neither inputRequests nor requestState"],
+    ["empty requests and no state", { inputRequests: {} }, "neither inputRequests nor requestState"],
+    ["requests that are a list", { inputRequests: [{ method: "roots/list" }], requestState: "s" }, "inputRequests that is not an object"],
+    ["requests that are a string", { inputRequests: "abc" }, "inputRequests that is not an object"],
+    ["a request of no method", { inputRequests: { q: { params: {} } } }, "an input request that is not"],
+    ["a request of another method", { inputRequests: { q: { method: "tools/call", params: {} } } }, "an input request that is not"],
+    ["a request that is not an object", { inputRequests: { q: "elicitation/create" } }, "an input request that is not"],
+    ["a numeric state", { requestState: 5 }, "a requestState that is not a string"],
+    ["a null state beside a request", { inputRequests: { q: { method: "roots/list" } }, requestState: null }, "a requestState that is not a string"],
+  ])("issue 28: refuses a question with %s as an unusable answer that says why", async (_name, members, why) => {
+    const { result } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: { resultType: "input_required", ...members } }));
+    expect(failure(result)).toContain(`server "echo" gave an unusable answer: input_required with ${why}`);
+  });
+
+  it("issue 28: declares the capabilities it is given on the hop, and none without them", async () => {
+    const metaOf = (sent: Sent) => (JSON.parse(String(sent.init.body)) as { params: { _meta: Record<string, unknown> } }).params._meta;
+    const answer = () => Response.json({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(metaOf((await call(answer)).sent)["io.modelcontextprotocol/clientCapabilities"]).toEqual({});
+    const form = { elicitation: { form: {} } };
+    expect(metaOf((await call(answer, { capabilities: form })).sent)["io.modelcontextprotocol/clientCapabilities"]).toEqual(form);
+  });
+
   it("refuses an answer to another request", async () => {
     const { result } = await call(() => Response.json({ jsonrpc: "2.0", id: 2, result: {} }));
     expect(failure(result)).toBe('server "echo" gave an unusable answer: the answer names another request');
