@@ -27,10 +27,38 @@ export interface NewPrompt {
 }
 
 const Primitive = z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]);
-// Flat: a property's keywords are primitives or lists of primitives (enum), never a nested schema.
-const Property = z
-  .object({ type: z.enum(["string", "number", "integer", "boolean"]), title: z.string().max(256).optional(), description: z.string().max(1024).optional() })
+/** A text field's default may be long (a mail's body the person may correct); the create's byte cap bounds it (R-LIMIT-2). */
+export const MAX_DEFAULT_CHARS = 64 * 1024;
+/** A list the person may narrow offers at most this many entries, each at most MAX_OPTION_CHARS (bundles/kit/edits.ts holds to both). */
+export const MAX_LIST_OPTIONS = 64;
+export const MAX_OPTION_CHARS = 1024;
+const Option = z.string().max(MAX_OPTION_CHARS);
+// Flat: a property's keywords are primitives or lists of primitives (enum), never a nested schema; the one exception is
+// the elicitation's multi-select list, whose `items` names the entries a person may keep (docs/rules.md R-EDIT-2).
+const ScalarProperty = z
+  .object({
+    type: z.enum(["string", "number", "integer", "boolean"]),
+    title: z.string().max(256).optional(),
+    description: z.string().max(1024).optional(),
+    default: z.union([z.string().max(MAX_DEFAULT_CHARS), z.number(), z.boolean()]).optional(),
+  })
   .catchall(z.union([Primitive, z.array(Primitive).max(64)]));
+const ListProperty = z
+  .object({
+    type: z.literal("array"),
+    title: z.string().max(256).optional(),
+    description: z.string().max(1024).optional(),
+    minItems: z.number().int().min(0).optional(),
+    maxItems: z.number().int().min(0).optional(),
+    items: z.object({ type: z.literal("string"), enum: z.array(Option).min(1).max(MAX_LIST_OPTIONS) }).strict(),
+    default: z
+      .array(Option)
+      .max(MAX_LIST_OPTIONS * 4)
+      .optional(),
+  })
+  .strict()
+  .refine((p) => (p.default ?? []).every((v) => p.items.enum.includes(v)), "a list's default may hold only its own entries");
+const Property = z.union([ListProperty, ScalarProperty]);
 
 const RequestedSchema = z
   .object({
@@ -74,6 +102,49 @@ export type Parsed = { ok: true; prompt: NewPrompt } | { ok: false; reason: stri
 
 function pathText(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${i === 0 ? "" : "."}${String(p)}` : `["${String(p)}"]`)).join("");
+}
+
+/**
+ * A decision body at most: the person's edits ride on it (a mail's corrected body). The poll answer repeats them with
+ * at most about 1 KiB of _meta, under the bundle's 64 KiB cap on an answer (bundles/kit/approval-client.ts, R-BODY-5).
+ */
+export const MAX_DECISION_BYTES = 48 * 1024;
+
+type SchemaProperty = { type?: unknown; maxLength?: unknown; maxItems?: unknown; items?: { enum?: unknown } };
+
+export type EditsCheck = { ok: true; content: { [key: string]: Json } } | { ok: false; reason: string };
+
+const codePoints = (text: string) => [...text].length;
+
+/**
+ * A person's edits on an accept, held to the prompt's own form (docs/rules.md R-EDIT-2): only its properties (never
+ * "confirm", which the box answers), text within its maxLength, a list holding only the form's entries, a number or
+ * boolean of its type. The bundle checks again, against the tool's own rules; this keeps the page honest.
+ */
+export function checkEdits(schema: { [key: string]: Json }, edits: unknown): EditsCheck {
+  if (edits === undefined || edits === null) return { ok: true, content: {} };
+  if (typeof edits !== "object" || Array.isArray(edits)) return { ok: false, reason: "edits must be an object of field names and values" };
+  const properties = (schema.properties ?? {}) as Record<string, SchemaProperty>;
+  const content: { [key: string]: Json } = {};
+  for (const [name, value] of Object.entries(edits as Record<string, unknown>)) {
+    const property = name === "confirm" || !Object.hasOwn(properties, name) ? undefined : properties[name];
+    const field = `"${name.slice(0, 64)}"`;
+    if (property === undefined) return { ok: false, reason: `the form has no field ${field} to edit` };
+    if (property.type === "string") {
+      if (typeof value !== "string") return { ok: false, reason: `${field} must be text` };
+      if (typeof property.maxLength === "number" && codePoints(value) > property.maxLength) return { ok: false, reason: `${field} is longer than the ${property.maxLength} characters it takes` };
+    } else if (property.type === "array") {
+      const allowed = Array.isArray(property.items?.enum) ? (property.items.enum as unknown[]) : [];
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && allowed.includes(v))) return { ok: false, reason: `${field} may hold only the entries the form lists` };
+      if (typeof property.maxItems === "number" && value.length > property.maxItems) return { ok: false, reason: `${field} holds more entries than the form allows` };
+    } else if (property.type === "boolean") {
+      if (typeof value !== "boolean") return { ok: false, reason: `${field} must be true or false` };
+    } else if (typeof value !== "number" || !Number.isFinite(value) || (property.type === "integer" && !Number.isInteger(value))) {
+      return { ok: false, reason: `${field} must be a number` };
+    }
+    content[name] = value as Json;
+  }
+  return { ok: true, content };
 }
 
 export function parseCreate(body: unknown, now: number): Parsed {

@@ -9,7 +9,7 @@ import reviewCss from "./page/review.client.css";
 import reviewJs from "./page/review.client.js";
 import { renderErrorPage, renderReviewPage } from "./page/review-page";
 import { identifyPerson } from "./person";
-import { REQUEST_ID } from "./prompt";
+import { checkEdits, type Json, MAX_DECISION_BYTES, REQUEST_ID } from "./prompt";
 import { PROMPT_REVIEW_BASE } from "./protocol.routes";
 import type { Decision, PromptRecord } from "./session-store";
 import { REVIEW_RECENT } from "./settings";
@@ -28,6 +28,46 @@ export interface PromptView {
   decidedAt: number | null;
   decidedBy: string | null;
   confirm: { title: string | null; description: string | null };
+  /** The fields the person may edit before accepting (docs/rules.md R-EDIT-2): text, or a list they may only untick. */
+  fields: FieldView[];
+  /** On an accepted prompt: the fields the person changed, by name; [] when they changed none. */
+  edited: string[];
+}
+
+export interface FieldView {
+  name: string;
+  kind: "text" | "list";
+  title: string | null;
+  description: string | null;
+  maxLength: number | null;
+  /** A long text (no maxLength, or one past a line's worth, or a default over several lines) is a text area. */
+  multiline: boolean;
+  default: string | string[];
+  /** A list's entries, each of which the person may keep or leave out. */
+  options: string[] | null;
+}
+
+/** A text field longer than this is a text area on the card. */
+const ONE_LINE_CHARS = 1000;
+
+function fieldsOf(schema: PromptRecord["requestedSchema"]): FieldView[] {
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const fields: FieldView[] = [];
+  for (const [name, p] of Object.entries(properties)) {
+    if (name === "confirm") continue;
+    const title = typeof p.title === "string" ? p.title : null;
+    const description = typeof p.description === "string" ? p.description : null;
+    if (p.type === "string") {
+      const value = typeof p.default === "string" ? p.default : "";
+      const maxLength = typeof p.maxLength === "number" ? p.maxLength : null;
+      fields.push({ name, kind: "text", title, description, maxLength, multiline: maxLength === null || maxLength > ONE_LINE_CHARS || /[\r\n]/.test(value), default: value, options: null });
+    } else if (p.type === "array") {
+      const options = ((p.items as { enum?: unknown } | undefined)?.enum ?? []) as string[];
+      const value = Array.isArray(p.default) ? (p.default as string[]) : [];
+      fields.push({ name, kind: "list", title, description, maxLength: null, multiline: false, default: value, options });
+    }
+  }
+  return fields;
 }
 
 function view(p: PromptRecord): PromptView {
@@ -43,6 +83,8 @@ function view(p: PromptRecord): PromptView {
     decidedAt: p.decidedAt,
     decidedBy: p.decidedBy,
     confirm: { title: typeof confirm.title === "string" ? confirm.title : null, description: typeof confirm.description === "string" ? confirm.description : null },
+    fields: fieldsOf(p.requestedSchema),
+    edited: p.status === "accept" && p.content !== null ? Object.keys(p.content).filter((k) => k !== "confirm") : [],
   };
 }
 
@@ -113,14 +155,23 @@ async function decide(c: AppContext, requestId: string): Promise<Response> {
   const presented = c.req.header(CSRF_HEADER);
   const expected = await csrfToken(c.var.settings.secret, c.var.sessionId, c.var.identity);
   if (presented === undefined || presented === "" || !constantTimeEqual(presented, expected)) return jsonError(403, "the page's form token is missing or stale: reload the page");
-  const body = await readJson(c.req.raw, 1024);
+  const body = await readJson(c.req.raw, MAX_DECISION_BYTES);
   if (!body.ok) return body.response;
-  const { action, confirm } = (body.value ?? {}) as { action?: unknown; confirm?: unknown };
+  const { action, confirm, edits } = (body.value ?? {}) as { action?: unknown; confirm?: unknown; edits?: unknown };
   if (action !== "accept" && action !== "decline" && action !== "dismiss") return jsonError(400, 'action must be "accept", "decline" or "dismiss"');
   if (action === "accept" && confirm !== true) return jsonError(400, "tick the confirm box to accept");
   const by = c.var.identity;
+  let content: { [key: string]: Json } = { confirm: true };
+  if (action === "accept" && edits !== undefined) {
+    // The edits are held to the prompt's own form before they are stored; the bundle checks them again (R-EDIT-2, R-EDIT-3).
+    const prompt = await sessionStore(c.env, c.var.sessionId).prompt(requestId);
+    if (prompt === undefined) return jsonError(404, "There is no such prompt in this session.");
+    const checked = checkEdits(prompt.requestedSchema, edits);
+    if (!checked.ok) return jsonError(400, `The edit was not recorded: ${checked.reason}.`);
+    content = { ...checked.content, confirm: true };
+  }
   // Dismiss clears an abandoned card: the prompt is cancelled (the protocol's `cancel`), which never acts.
-  const decision: Decision = action === "accept" ? { action, content: { confirm: true }, by } : action === "dismiss" ? { action: "cancel", by } : { action, by };
+  const decision: Decision = action === "accept" ? { action, content, by } : action === "dismiss" ? { action: "cancel", by } : { action, by };
   const result = await sessionStore(c.env, c.var.sessionId).decide(requestId, decision);
   if (result.ok) return c.json({ prompt: view(result.prompt) }, 200, { "cache-control": "no-store" });
   if (result.reason === "not_pending") return c.json({ error: refusal(result.prompt), prompt: view(result.prompt) }, 409, { "cache-control": "no-store" });

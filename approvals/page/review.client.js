@@ -70,6 +70,114 @@
     return `${h > 0 ? `${h}:${String(m).padStart(2, "0")}` : String(m)}:${sec} left`;
   }
 
+  // Text in the diff: every line shown as the card shows values (visible), its line breaks kept as lines.
+  function diffText(text) {
+    var box = el("div", { class: "diff-value" });
+    String(text)
+      .split("\n")
+      .forEach((line, i) => {
+        if (i > 0) box.appendChild(document.createElement("br"));
+        box.appendChild(document.createTextNode(line === "" ? "" : visible(line)));
+      });
+    // Empty is said by the box's look, never by a stand-in text a real value could equal.
+    if (text === "") box.classList.add("diff-empty");
+    return box;
+  }
+
+  // The fields a person may correct before accepting (docs/rules.md R-EDIT-2): a text box for text, and for a list
+  // one checkbox per entry, which can only be unticked: the page offers no way to add or change an entry.
+  function editorOf(p, onChange) {
+    if (!p.fields || p.fields.length === 0) return null;
+    var box = el("div", { class: "edits", "data-testid": "prompt-edits" });
+    box.appendChild(el("p", { class: "edits-title" }, "You may correct this call before accepting:"));
+    var readers = [];
+    p.fields.forEach((f) => {
+      var wrap = el("div", { class: "edit", "data-testid": "prompt-edit-field", "data-field": f.name });
+      wrap.appendChild(el("span", { class: "edit-title" }, f.title || f.name));
+      if (f.description) wrap.appendChild(el("span", { class: "edit-description" }, f.description));
+      if (f.kind === "text") {
+        const input = el(f.multiline ? "textarea" : "input", { "data-testid": "prompt-edit", "data-field": f.name, spellcheck: "false", "aria-label": f.title || f.name });
+        if (f.multiline) input.setAttribute("rows", "6");
+        else input.setAttribute("type", "text");
+        if (f.maxLength !== null) input.setAttribute("maxlength", String(f.maxLength));
+        input.value = f.default;
+        // What the box holds before any edit, as the browser keeps it: only a change from this is an edit.
+        const initial = input.value;
+        input.addEventListener("input", onChange);
+        wrap.appendChild(input);
+        readers.push({ field: f, changed: () => input.value !== initial, value: () => input.value, before: () => initial, all: [input] });
+      } else {
+        const boxes = [];
+        const seen = new Set();
+        f.options.forEach((option) => {
+          if (seen.has(option)) return;
+          seen.add(option);
+          var row = el("label", { class: "edit-option" });
+          var tick = el("input", { type: "checkbox", "data-testid": "prompt-edit-option", "data-field": f.name, "data-value": option });
+          tick.checked = f.default.indexOf(option) !== -1;
+          tick.addEventListener("change", onChange);
+          row.appendChild(tick);
+          row.appendChild(el("span", { class: "edit-option-text" }, option));
+          wrap.appendChild(row);
+          boxes.push(tick);
+        });
+        const kept = () => f.default.filter((v) => boxes.some((b) => b.checked && b.getAttribute("data-value") === v));
+        readers.push({ field: f, changed: () => kept().length !== f.default.length, value: kept, before: () => f.default, all: boxes });
+      }
+      box.appendChild(wrap);
+    });
+    var diff = el("div", { class: "diff", "data-testid": "prompt-diff", role: "status" });
+    diff.hidden = true;
+    box.appendChild(diff);
+    return { node: box, readers: readers, diff: diff };
+  }
+
+  // The person's changes, field by field, exactly as Accept will send them.
+  function editsOf(editor) {
+    var edits = {};
+    if (editor === null) return edits;
+    editor.readers.forEach((r) => {
+      if (r.changed()) edits[r.field.name] = r.value();
+    });
+    return edits;
+  }
+
+  // The diff the Accept button confirms: what each changed field was and what it will be.
+  function showDiff(editor) {
+    var diff = editor.diff;
+    while (diff.firstChild) diff.removeChild(diff.firstChild);
+    var changed = editor.readers.filter((r) => r.changed());
+    diff.hidden = changed.length === 0;
+    if (changed.length === 0) return;
+    diff.appendChild(el("p", { class: "diff-title" }, "Your changes: Accept sends the call with these, and nothing else changed:"));
+    changed.forEach((r) => {
+      var row = el("div", { class: "diff-row", "data-testid": "prompt-diff-row", "data-field": r.field.name });
+      row.appendChild(el("span", { class: "diff-field" }, r.field.title || r.field.name));
+      if (r.field.kind === "list") {
+        const removed = r.before().slice();
+        r.value().forEach((v) => {
+          removed.splice(removed.indexOf(v), 1);
+        });
+        row.appendChild(el("span", { class: "diff-label" }, "leaves out"));
+        removed.forEach((v) => {
+          var gone = diffText(v);
+          gone.setAttribute("data-testid", "prompt-diff-removed");
+          row.appendChild(gone);
+        });
+      } else {
+        row.appendChild(el("span", { class: "diff-label" }, "was"));
+        const was = diffText(r.before());
+        was.setAttribute("data-testid", "prompt-diff-before");
+        row.appendChild(was);
+        row.appendChild(el("span", { class: "diff-label" }, "now"));
+        const now = diffText(r.value());
+        now.setAttribute("data-testid", "prompt-diff-after");
+        row.appendChild(now);
+      }
+      diff.appendChild(row);
+    });
+  }
+
   var OUTCOME = { accept: "Accepted", decline: "Declined", cancel: "Dismissed", expired: "Expired: it can no longer be decided. Ask the agent to send it again." };
 
   function detail(dl, label, value, testid) {
@@ -96,6 +204,14 @@
     card.appendChild(dl);
 
     var form = el("div", { class: "decide", "data-testid": "prompt-actions" });
+    var entry;
+    // An edit unticks the box: the tick, and so the Accept, always comes after the last change the diff shows.
+    var editor = editorOf(p, () => {
+      entry.box.checked = false;
+      showDiff(editor);
+      sync(entry);
+    });
+    if (editor !== null) form.appendChild(editor.node);
     var label = el("label", { class: "confirm" });
     var box = el("input", { type: "checkbox", "data-testid": "prompt-confirm" });
     label.appendChild(box);
@@ -121,7 +237,7 @@
     card.appendChild(outcome);
     card.appendChild(error);
 
-    var entry = { card: card, prompt: p, box: box, accept: accept, decline: decline, left: left, outcome: outcome, error: error, form: form, busy: false };
+    entry = { card: card, prompt: p, box: box, accept: accept, decline: decline, left: left, outcome: outcome, error: error, form: form, editor: editor, busy: false };
     box.addEventListener("change", () => {
       sync(entry);
     });
@@ -149,7 +265,17 @@
     entry.accept.disabled = !open || entry.busy || !entry.box.checked;
     entry.decline.disabled = !open || entry.busy;
     if (entry.dismiss) entry.dismiss.disabled = !open || entry.busy;
+    var edited = entry.editor !== null && Object.keys(editsOf(entry.editor)).length > 0;
+    entry.accept.textContent = edited ? "Accept with these changes" : "Accept";
+    if (entry.editor !== null) {
+      entry.editor.readers.forEach((r) => {
+        r.all.forEach((input) => {
+          input.disabled = !open || entry.busy;
+        });
+      });
+    }
     var status = open ? "" : OUTCOME[p.status === "pending" ? "expired" : p.status] || p.status;
+    if (p.status === "accept" && p.edited && p.edited.length > 0) status += ` with changes to ${p.edited.join(", ")}`;
     if (p.decidedBy && (p.status === "accept" || p.status === "decline" || p.status === "cancel")) status += ` by ${p.decidedBy}`;
     entry.outcome.textContent = visible(status);
   }
@@ -157,6 +283,15 @@
   function showError(entry, message) {
     entry.error.textContent = visible(message);
     entry.error.hidden = false;
+  }
+
+  // Accept carries the person's edits, read at the click from the same fields the diff was drawn from.
+  function decisionBody(entry, action) {
+    var body = { action: action, confirm: action === "accept" ? entry.box.checked : false };
+    if (action !== "accept") return body;
+    var edits = editsOf(entry.editor);
+    if (Object.keys(edits).length > 0) body.edits = edits;
+    return body;
   }
 
   function decide(entry, action) {
@@ -168,7 +303,7 @@
       method: "POST",
       credentials: "same-origin",
       headers: { "content-type": "application/json", "x-csrf-token": csrf },
-      body: JSON.stringify({ action: action, confirm: action === "accept" ? entry.box.checked : false }),
+      body: JSON.stringify(decisionBody(entry, action)),
     })
       .then((response) =>
         response

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from "../../contract/body";
 import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
+import type { Editable } from "../kit/edits";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { Guard } from "../kit/guard";
 import type { PromptSpec, PromptValue } from "../kit/prompt";
@@ -106,14 +107,24 @@ async function sha256(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Attachments are fetched once per call: the bytes the person approved are the bytes that go out. */
-const downloads = new WeakMap<object, Promise<Attachment[]>>();
+/**
+ * Attachments are fetched once per call, keyed by what the arguments say of them: the bytes the person approved are
+ * the bytes that go out, also when a person's edit rebuilt the arguments around the same attachments (R-EDIT-4).
+ */
+const downloads = new WeakMap<object, Map<string, Promise<Attachment[]>>>();
 
 function attachmentsFor(args: ComposeArgs, mailboxEnv: Record<string, unknown>, signal: AbortSignal): Promise<Attachment[]> {
-  let pending = downloads.get(args);
+  const key = currentScope().call ?? args;
+  let call = downloads.get(key);
+  if (call === undefined) {
+    call = new Map();
+    downloads.set(key, call);
+  }
+  const spec = JSON.stringify(args.attachments ?? []);
+  let pending = call.get(spec);
   if (pending === undefined) {
     pending = materialize((args.attachments ?? []) as AttachmentSpec[], mailboxEnv, signal);
-    downloads.set(args, pending);
+    call.set(spec, pending);
   }
   return pending;
 }
@@ -365,9 +376,24 @@ export function composeMime(target: ComposeTarget): Uint8Array {
   });
 }
 
+/**
+ * What a person may correct on a send's card (docs/rules.md R-EDIT-1): recipients may only be unticked, never added
+ * or changed; the subject and the bodies may be rewritten within the tool's schema. The edited message is checked as
+ * a model's is (display names, caps, no line break in the subject) and is what goes out.
+ */
+export const COMPOSE_EDITABLE: Editable = {
+  to: "narrow",
+  cc: "narrow",
+  bcc: "narrow",
+  subject: "free",
+  text: { mode: "free", label: "Body (plain text)" },
+  html: { mode: "free", label: "Body (HTML)" },
+};
+
 const text = (message: string, isError = false) => ({ content: [{ type: "text" as const, text: message }], ...(isError ? { isError: true } : {}) });
 
 export const sendEmailGuard: Omit<Guard<SendEmailArgs, SendTarget>, "rule"> = {
+  editable: COMPOSE_EDITABLE,
   resolve: resolveSend,
   fingerprint: sendFingerprint,
   prompt: sendPrompt,

@@ -1,6 +1,6 @@
 // The audit trail: every decision about a guarded call is one JSON line, written here and nowhere else, so
-// every bundle's lines have the same shape (docs/audit.md; docs/rules.md R-AUDIT-1 to R-AUDIT-5). A line
-// holds names, ids, a digest and a reason from the fixed list below: never an argument, a prompt, a body, a
+// every bundle's lines have the same shape (docs/audit.md; docs/rules.md R-AUDIT-1 to R-AUDIT-5, R-EDIT-6). A line
+// holds names, ids, digests, changed argument names and a reason from the fixed list below: never an argument, a prompt, a body, a
 // URL (an approval URL is a credential), a header, a token or a secret, and never free text from a caller,
 // an upstream or an approval service (an approver's name is cleaned and capped first).
 import { cleanLine } from "../../contract/text";
@@ -46,6 +46,9 @@ export const AUDIT_REASONS = {
   token_store_failed: "the two-call token could not be issued or checked (the store failed or holds too many)",
   token_not_allowed: "the bundle runs with ELICITATION=false and the slug does not allow the two-call token (fallback: token)",
   elicitation_switch_invalid: "the bundle's ELICITATION is neither true nor false",
+  edit_not_offered: "the person's accept sets a field the card did not offer to edit: nothing ran",
+  edit_widened: "the person's accept adds, changes or reorders an entry of a field that may only lose entries: nothing ran",
+  edit_invalid: "the person's edited call fails a rule a model's call must pass (the tool's schema, its own checks, the prompt's): nothing ran",
   // approved
   waived: "the slug waives confirmations (skipConfirmations): nobody was asked",
   two_call_token: "the call quoted the two-call token its first call got, with the same arguments: nobody was asked",
@@ -90,6 +93,55 @@ export interface AuditLine {
   reason: AuditReason | null;
   /** The HTTP status of a write's answer (written, write_failed); null otherwise. */
   status: number | null;
+  /** SHA-256 of the card as the approval service received it (cardDigest: its message and requestedSchema), once it holds it; null when nobody was shown one. */
+  card: string | null;
+  /** When the person edited the call: the fingerprint of the call as the model proposed it (`fingerprint` is then the edited call's); null otherwise. */
+  proposed: string | null;
+  /** When the person edited the call: the names of the arguments they changed, sorted (never their values); null otherwise. */
+  edited: string[] | null;
+}
+
+/** What a call's lines carry beside the trail in scope.ts: the card shown, and the person's edit (docs/rules.md R-EDIT-6). */
+export interface DecisionTrail {
+  card: string | null;
+  proposed: string | null;
+  edited: string[] | null;
+}
+
+const decisions = new WeakMap<object, DecisionTrail>();
+
+/** The call's decision trail, created on first use; later lines of the same call carry it. */
+export function decisionTrail(scope: CallScope | undefined = activeScope()): DecisionTrail | undefined {
+  const call = scope?.call;
+  if (call === undefined) return undefined;
+  let trail = decisions.get(call);
+  if (trail === undefined) {
+    trail = { card: null, proposed: null, edited: null };
+    decisions.set(call, trail);
+  }
+  return trail;
+}
+
+/** JSON with every object's keys sorted, no whitespace: the same text whatever order a service keeps the keys in. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * The card's digest (docs/rules.md R-EDIT-6): SHA-256, in hex, of the UTF-8 of canonicalJson({ message,
+ * requestedSchema }), exactly as the approval service received them. An auditor recomputes it from the service's
+ * record of the prompt and so proves what the person was shown, without the log holding any of it.
+ */
+export async function cardDigest(message: string, requestedSchema: Record<string, unknown>): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson({ message, requestedSchema })));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 export interface AuditDetail {
@@ -125,6 +177,7 @@ export function auditTrail(scope: CallScope | undefined = activeScope()): AuditT
 export function auditLine(outcome: AuditOutcome, detail: AuditDetail = {}, scope: CallScope | undefined = activeScope(), now: Date = new Date()): AuditLine {
   const call = scope?.call;
   const trail = call?.audit;
+  const decision = call === undefined ? undefined : decisions.get(call);
   return {
     event: AUDIT_EVENT,
     outcome,
@@ -138,6 +191,9 @@ export function auditLine(outcome: AuditOutcome, detail: AuditDetail = {}, scope
     fingerprint: trail?.fingerprint ?? call?.approval?.fingerprint ?? null,
     reason: detail.reason ?? null,
     status: detail.status ?? null,
+    card: decision?.card ?? null,
+    proposed: decision?.proposed ?? null,
+    edited: decision?.edited === null || decision?.edited === undefined ? null : [...decision.edited],
   };
 }
 

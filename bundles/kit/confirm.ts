@@ -5,7 +5,7 @@
 
 import type { CallRef } from "../../contract/channel";
 import { type ApprovalError, CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, type NoAnswerCause, requestApproval } from "./approval-client";
-import { type AuditOutcome, type AuditReason, audit, auditTrail } from "./audit";
+import { type AuditOutcome, type AuditReason, audit, auditTrail, cardDigest, decisionTrail } from "./audit";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "./keepalive";
 import { elicitationPosture } from "./posture";
 import { type ChannelState, currentScope } from "./scope";
@@ -27,8 +27,15 @@ export type Preflight = { ok: true; mode: "ask" | "skip"; slug: string } | { ok:
 export type Decision =
   | { kind: "approved"; asked: boolean; content: Record<string, unknown> }
   | { kind: "not-approved"; answer: NoAnswer; why?: string }
-  | { kind: "refused"; reason: string }
+  /**
+   * `edit`: the person accepted, but what their answer would run was refused (docs/rules.md R-EDIT-3, R-EDIT-4). A
+   * refusal of its own kind would fall through a switch written before it; as a refusal, every caller runs nothing.
+   */
+  | { kind: "refused"; reason: string; edit?: true }
   | { kind: "failed"; reason: string };
+
+/** What `vet` says of an accept's content before the `approved` line is written: it may run, or why it may not. */
+export type Vetted = { ok: true } | { ok: false; code: AuditReason; why: string };
 
 /** Whether this call may ask at all; checked before the tool reads or writes anything. */
 export function preflight(): Preflight {
@@ -91,6 +98,11 @@ export function msFromEnv(env: Record<string, unknown>, name: string, fallback: 
 export interface AskInput {
   message: string;
   requestedSchema?: Record<string, unknown>;
+  /**
+   * Reads a person's accept before it counts (the guard's edits, docs/rules.md R-EDIT-3): a refusal is a `refused`
+   * line instead of `approved`, and the call runs nothing. Not called for the waiver, which nobody answered.
+   */
+  vet?: (content: Record<string, unknown>) => Promise<Vetted>;
 }
 
 export async function askPerson(input: AskInput): Promise<Decision> {
@@ -115,6 +127,9 @@ export async function askPerson(input: AskInput): Promise<Decision> {
     return { kind: "refused", reason: NO_CHANNEL_REASON };
   }
   const trail = auditTrail(scope);
+  const requestedSchema = input.requestedSchema ?? CONFIRM_SCHEMA;
+  // What the person is shown, as the service receives it: its digest goes on every line from `asked` on (R-EDIT-6).
+  const card = await cardDigest(input.message, requestedSchema);
 
   const stop = startKeepalive({
     progressToken: call.progressToken,
@@ -127,13 +142,15 @@ export async function askPerson(input: AskInput): Promise<Decision> {
       url: call.channel.channel.url,
       headers: call.channel.channel.headers,
       message: input.message,
-      requestedSchema: input.requestedSchema ?? CONFIRM_SCHEMA,
+      requestedSchema,
       toolName: call.toolName,
       deadline: call.deadline,
       signal: scope.signal,
       pollIntervalMs: msFromEnv(scope.env, "STRAD_POLL_INTERVAL_MS", DEFAULT_POLL_INTERVAL_MS, 20, 60_000),
       onCreated: (requestId) => {
         if (trail !== undefined) trail.request = requestId;
+        const decision = decisionTrail(scope);
+        if (decision !== undefined) decision.card = card;
         audit("asked", {}, scope);
       },
     });
@@ -150,6 +167,17 @@ export async function askPerson(input: AskInput): Promise<Decision> {
     if (scope.signal.aborted) {
       audit("cancelled", { reason: "caller_left" }, scope);
       return { kind: "not-approved", answer: "cancel", why: "the call was dropped" };
+    }
+    if (input.vet !== undefined) {
+      const vetted = await input.vet(result.content);
+      if (!vetted.ok) {
+        audit("refused", { reason: vetted.code }, scope);
+        return { kind: "refused", reason: vetted.why, edit: true };
+      }
+      if (scope.signal.aborted) {
+        audit("cancelled", { reason: "caller_left" }, scope);
+        return { kind: "not-approved", answer: "cancel", why: "the call was dropped" };
+      }
     }
     audit("approved", {}, scope);
     return { kind: "approved", asked: true, content: result.content };

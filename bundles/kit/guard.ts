@@ -3,8 +3,9 @@
 // the rest. Every tool that asks is listed in its bundle's registry of confirmed tools, and registering one
 // that is not (or a never-asking tool that is) throws, so the list cannot drift from the code.
 import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
-import { audit, auditTrail } from "./audit";
-import { askPerson, auditRefusal, preflight, waivedLine } from "./confirm";
+import { audit, auditTrail, decisionTrail } from "./audit";
+import { askPerson, auditRefusal, preflight, type Vetted, waivedLine } from "./confirm";
+import { applyEdits, type Change, changedNames, checkSchema, type Editable, type EditForm, type EditPlan, editForm, editsLine, planEdits, readEdits } from "./edits";
 import { type FingerprintInput, fingerprint } from "./fingerprint";
 import { GateRefusal, gatedWrite } from "./gate";
 import { buildPrompt, cleanLine, PromptRefusal, type PromptSpec } from "./prompt";
@@ -37,6 +38,11 @@ export interface Guard<A, T> {
   fallback?: "token";
   /** The target in a few words (counts and ids, never upstream text), for an answer saying it changed. */
   describe?: (target: T) => string;
+  /**
+   * The arguments a person may correct on the card (docs/rules.md R-EDIT-1): "narrow" lists may only lose entries,
+   * "free" text may change within the tool's schema. The edited call is checked as a model's call is, and runs instead.
+   */
+  editable?: Editable;
 }
 
 /** All four hints are required, so no tool is left to a client's defaults (docs/rules.md R-TOOL-1). */
@@ -60,7 +66,14 @@ export function guardedTool<S extends StandardSchemaWithJSON, T>(
 ): void {
   declareGuard(server, registry, name, guard.rule.kind);
   checkFallback(name, config, guard);
-  server.registerTool(name, config, ((args: StandardSchemaWithJSON.InferOutput<S>) => runGuarded(guard, args)) as never);
+  const plan = editPlanFor(name, config, guard);
+  server.registerTool(name, config, ((args: StandardSchemaWithJSON.InferOutput<S>) => runGuarded(guard, args, plan)) as never);
+}
+
+/** A guard's edit declaration, checked against its tool's input schema at registration (bundles/kit/edits.ts). */
+export function editPlanFor(name: string, config: { inputSchema: StandardSchemaWithJSON }, guard: Pick<Guard<never, never>, "rule" | "editable">): EditPlan | undefined {
+  if (guard.editable !== undefined && guard.rule.kind === "never") throw new Error(`tool "${name}" never asks, so nobody can edit its calls`);
+  return planEdits(name, config.inputSchema, guard.editable);
 }
 
 /** A guard that falls back to the two-call token asks at times, and its tool's schema takes the token. */
@@ -106,7 +119,8 @@ const NOT_DONE: Record<"decline" | "cancel" | "expired", string> = {
   expired: "the approval expired before anyone answered",
 };
 
-export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<CallToolResult> {
+/** `plan`: the tool's edit plan (editPlanFor); without one, an accept runs the call as proposed and its content is not read. */
+export async function runGuarded<A, T>(guard: Guard<A, T>, args: A, plan?: EditPlan): Promise<CallToolResult> {
   const scope = currentScope();
   const call = scope.call;
   if (call === undefined) {
@@ -166,9 +180,22 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
     if (done.isError === true) return done;
     return { ...done, content: [...(done.content ?? []), { type: "text", text: actedOnTokenLine(route.slug) }] };
   }
-  const decision = await askPerson({ message });
+  // The editable fields ride on the question as a form beside the confirm box (docs/rules.md R-EDIT-2).
+  const form = editForm(plan, args);
+  let edited: Edited<A, T> | undefined;
+  const vet =
+    form === undefined || plan === undefined
+      ? undefined
+      : async (content: Record<string, unknown>): Promise<Vetted> => {
+          const read = await readAnswer(guard, args, plan, form, content, slug, approvedFingerprint);
+          if (!read.ok) return read;
+          edited = read.edited;
+          return { ok: true };
+        };
+  const decision = await askPerson({ message, ...(form === undefined ? {} : { requestedSchema: form.schema }), ...(vet === undefined ? {} : { vet }) });
   switch (decision.kind) {
     case "refused":
+      if (decision.edit === true) return text(`Not done: the person's answer was refused before anything ran: ${decision.reason}. Nothing was written.`, true);
       return refusal(decision.reason);
     case "failed":
       return text(`Not done: ${decision.reason}. Nothing was written.`, true);
@@ -177,6 +204,7 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A): Promise<Cal
     case "approved":
       break;
   }
+  if (edited !== undefined) return editedCall(guard, edited);
   if (decision.asked) return approvedCall(guard, args, target, approvedFingerprint);
   // The waiver answered for nobody: whatever happens next, the answer says so (docs/rules.md R-CHAN-14).
   const done = await approvedCall(guard, args, target, approvedFingerprint);
@@ -201,6 +229,68 @@ async function approvedCall<A, T>(guard: Guard<A, T>, args: A, target: T, approv
   }
   call.approval = { fingerprint: approvedFingerprint, approved: true };
   return act(guard, live);
+}
+
+/** The call the person's edit makes: its arguments, its target as resolved after the answer, its fingerprint, what changed. */
+interface Edited<A, T> {
+  args: A;
+  target: T;
+  fingerprint: string;
+  changes: readonly Change[];
+}
+
+type AnswerRead<A, T> = { ok: true; edited?: Edited<A, T> } | Extract<Vetted, { ok: false }>;
+
+/**
+ * Reads an accept's content (docs/rules.md R-EDIT-3, R-EDIT-4). No change: the call as proposed. A change: the
+ * edited arguments pass the tool's own schema, the target the person saw is still the one approved, the edited
+ * target resolves under the tool's own rules (display names, caps, allowlists) and its prompt could be shown whole;
+ * then it is fingerprinted, and the trail records both fingerprints and the changed names. Anything else: refused.
+ */
+async function readAnswer<A, T>(guard: Guard<A, T>, args: A, plan: EditPlan, form: EditForm, content: Record<string, unknown>, slug: string, approvedFingerprint: string): Promise<AnswerRead<A, T>> {
+  const read = readEdits(form, content);
+  if (!read.ok) return read;
+  if (read.changes.length === 0) return { ok: true };
+  const checked = await checkSchema(plan, applyEdits(args, read.changes));
+  if (!checked.ok) return { ok: false, code: "edit_invalid", why: checked.why };
+  const editedArgs = checked.value as A;
+  let target: T;
+  try {
+    // What the card showed beside the form is still what it was; the edit changes only what the person changed.
+    const live = await guard.resolve(args);
+    if ((await fingerprint(guard.fingerprint(live))) !== approvedFingerprint) {
+      return { ok: false, code: "target_changed", why: `the target changed after the card was shown${guard.describe === undefined ? "" : ` (now: ${guard.describe(live)})`}` };
+    }
+    target = await guard.resolve(editedArgs);
+    buildPrompt(slug, guard.prompt(target));
+  } catch (error) {
+    const why = error instanceof Error ? cleanLine(error.message.replace(/^Not done: /, "").replace(/\.?\s*Nothing was \w+\.$/, ""), 400) : "it could not be prepared";
+    return { ok: false, code: "edit_invalid", why: `the edited call breaks the tool's own rules: ${why}` };
+  }
+  const editedFingerprint = await fingerprint(guard.fingerprint(target));
+  const trail = auditTrail();
+  if (trail !== undefined) trail.fingerprint = editedFingerprint;
+  const decision = decisionTrail();
+  if (decision !== undefined) {
+    decision.proposed = approvedFingerprint;
+    decision.edited = changedNames(read.changes);
+  }
+  return { ok: true, edited: { args: editedArgs, target, fingerprint: editedFingerprint, changes: read.changes } };
+}
+
+/** After a yes with edits: exactly the edited call, once; the gate binds its fingerprint, so the proposed call cannot run (R-EDIT-4). */
+async function editedCall<A, T>(guard: Guard<A, T>, edited: Edited<A, T>): Promise<CallToolResult> {
+  const scope = currentScope();
+  const call = scope.call;
+  if (call === undefined) return refusal("this request is not a tool call");
+  if (scope.signal.aborted) {
+    audit("cancelled", { reason: "caller_left" }, scope);
+    return text(`Not done: ${NOT_DONE.cancel} (the call was dropped). Nothing was written.`, true);
+  }
+  call.approval = { fingerprint: edited.fingerprint, approved: true };
+  const done = await act(guard, edited.target);
+  // Whatever happened, the agent hears which call it was: the person's, field by field (R-EDIT-5).
+  return { ...done, content: [...(done.content ?? []), { type: "text", text: editsLine(edited.changes) }] };
 }
 
 async function act<A, T>(guard: Guard<A, T>, target: T): Promise<CallToolResult> {

@@ -10,7 +10,7 @@ import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal } from "../kit/gate";
-import { checkFallback, type DeclaredAnnotations, declareGuard, type Guard, type GuardKind, never, runGuarded, when } from "../kit/guard";
+import { checkFallback, type DeclaredAnnotations, declareGuard, editPlanFor, type Guard, type GuardKind, never, runGuarded, when } from "../kit/guard";
 import type { PromptSpec } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { twoCallTokenShape } from "../kit/token";
@@ -31,6 +31,7 @@ import {
   rustpadBase,
   setOp,
 } from "./pads.client";
+import { padLeases } from "./pads.lease";
 import { describeVerdict, type LossVerdict, MAX_UNASKED_LOSS_CHARS, MAX_UNASKED_LOSS_PERCENT, MIN_KEPT_PERCENT } from "./pads.loss";
 import { charLength } from "./pads.ot";
 
@@ -101,7 +102,10 @@ class Sessions {
       await session.sync();
       return session;
     }
-    const opening = PadSession.open(rustpadBase(this.mount, this.env), pad, this.signal, `strad (${this.mount})`);
+    const base = rustpadBase(this.mount, this.env);
+    // The lease is the pad's, whichever mount reaches it: keyed by the server's address and the pad id (R-PAD-13).
+    const server = `${base.origin}${base.pathname.replace(/\/+$/, "")}`;
+    const opening = PadSession.open(base, pad, this.signal, `strad (${this.mount})`, padLeases(this.env, server));
     this.open.set(pad, opening);
     return opening;
   }
@@ -229,11 +233,12 @@ function padTool<S extends z.ZodObject, T>(
   const probe = build(new Sessions(mount, {}, new AbortController().signal));
   if (probe.rule.kind !== kind) throw new Error(`tool "${name}" declares ${kind} but its guard is ${probe.rule.kind}`);
   checkFallback(name, config, probe);
+  const plan = editPlanFor(name, config, probe);
   server.registerTool(name, config, (async (args: z.infer<S>) => {
     const scope = currentScope();
     const sessions = new Sessions(mount, scope.env, scope.signal);
     try {
-      return await runGuarded(build(sessions), args);
+      return await runGuarded(build(sessions), args, plan);
     } catch (error) {
       return failed(error);
     } finally {
@@ -402,6 +407,8 @@ export function padsServer(mount: string): McpServer {
       // Replacing the whole text loses all of it: any non-empty pad asks (R-PAD-2), by the rule every edit is held to.
       rule: when((t: SetTarget) => t.verdict.asks),
       fallback: "token",
+      // The person may rewrite the new text on the card; what is written is their text (docs/rules.md R-EDIT-1).
+      editable: { content: { mode: "free", label: "New text" } },
       resolve: async ({ pad_id, content }) => {
         const session = await sessions.session(pad_id);
         const text = session.text;
@@ -452,6 +459,8 @@ export function padsServer(mount: string): McpServer {
     (sessions): Guard<{ pad_id: string; search: string; replace: string; replace_all?: boolean }, ReplaceTarget> => ({
       rule: when(replaceAsks),
       fallback: "token",
+      // The person may correct what each match becomes; the search stays the model's, so the count they saw holds.
+      editable: { replace: { mode: "free", label: "Replace with" } },
       resolve: async ({ pad_id, search, replace, replace_all }) => {
         const session = await sessions.session(pad_id);
         const text = session.text;

@@ -18,7 +18,7 @@ import { askChannel, callBundle, fakeCalls } from "./helpers/bundle";
 import { HostileServer, startSink } from "./helpers/hostile-server";
 import { kitBundle, store } from "./helpers/test-bundle";
 
-const KEYS = ["approver", "caller", "event", "fingerprint", "mount", "outcome", "reason", "request", "slug", "status", "time", "tool"];
+const KEYS = ["approver", "caller", "card", "edited", "event", "fingerprint", "mount", "outcome", "proposed", "reason", "request", "slug", "status", "time", "tool"];
 const NONCE = "test-nonce-0123456789";
 const EDGE_SECRET = "edge-secret-0123";
 const CALLER = "dev-session";
@@ -98,9 +98,12 @@ function expectNoLeak(...values: string[]): void {
   for (const value of [NONCE, EDGE_SECRET, "edge-id.access", "secret-body", ...values]) expect(raw).not.toContain(value);
 }
 
-/** What varies by test: everything but the time. */
+/**
+ * What varies by test: everything but the time, and but the card digest and the edit fields (docs/rules.md R-EDIT-6),
+ * which test/bundles/kit/edits.unit.test.ts holds line by line.
+ */
 const shape = (l: AuditLine) => {
-  const { time: _time, event: _event, ...rest } = l;
+  const { time: _time, event: _event, card: _card, proposed: _proposed, edited: _edited, ...rest } = l;
   return rest;
 };
 

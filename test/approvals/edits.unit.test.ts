@@ -1,0 +1,192 @@
+// Covers the approval service's side of edits by the person: a create whose form offers text and a list to narrow, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS } from "../../approvals/prompt";
+import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
+import { MAX_LIST_OPTIONS as KIT_LIST_OPTIONS, MAX_OPTION_CHARS as KIT_OPTION_CHARS, MAX_FORM_BYTES } from "../../bundles/kit/edits";
+import { launchChromium, SHOTS } from "../e2e/browser";
+import { createBody, createPrompt, mint, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
+
+let svc: Running;
+beforeAll(async () => {
+  svc = await startApprovals();
+}, START_TIMEOUT_MS);
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const TO = ["ada@example.com (name: Ada)", "bob@example.com"];
+/** The form a bundle's kit sends for a send_email (bundles/kit/edits.ts): recipients to untick, a subject and a body to rewrite. */
+const FORM = {
+  type: "object",
+  properties: {
+    to: { type: "array", title: "To", description: "Untick an entry to leave it out.", maxItems: 2, items: { type: "string", enum: TO }, default: TO },
+    subject: { type: "string", title: "Subject", description: "You may correct this.", maxLength: 20, default: "Quarterly report" },
+    text: { type: "string", title: "Body (plain text)", maxLength: 1_000_000, default: "Hello,\nsee the numbers." },
+    confirm: { type: "boolean", title: "Approve", description: "Tick to let the call go ahead." },
+  },
+  required: ["confirm"],
+};
+
+async function promptWith(schema: Record<string, unknown>) {
+  const session = await mint(svc.origin);
+  const body = { ...createBody(), requestedSchema: schema };
+  const created = await createPrompt(session.elicitationUrl, body);
+  return { session, created, requestId: requestIdOf(body) };
+}
+
+async function decideWith(reviewUrl: string, requestId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { csrf } = await reviewPage(reviewUrl);
+  const response = await fetch(`${reviewUrl}/prompts/${requestId}/decision`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-csrf-token": csrf },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe("the form a create carries", () => {
+  it("takes text fields with long defaults and a list to narrow, and lists them as fields on the review JSON", async () => {
+    const { session, created } = await promptWith({ ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: "x".repeat(MAX_DEFAULT_CHARS) } } });
+    expect(created.status).toBe(201);
+    const list = (await (await fetch(`${session.reviewUrl}/prompts`)).json()) as { prompts: { fields: Record<string, unknown>[] }[] };
+    expect(list.prompts[0]?.fields.map((f) => [f.name, f.kind, f.multiline])).toEqual([
+      ["to", "list", false],
+      ["subject", "text", false],
+      ["text", "text", true],
+    ]);
+    expect(list.prompts[0]?.fields[0]).toMatchObject({ options: TO, default: TO });
+  });
+
+  it.each([
+    ["a list default holding an entry it does not offer", { to: { ...FORM.properties.to, default: [...TO, "mallory@example.com"] } }],
+    ["a list of something other than strings", { to: { type: "array", items: { type: "number", enum: [1] } } }],
+    ["a list with more entries than the service shows", { to: { type: "array", items: { type: "string", enum: Array.from({ length: MAX_LIST_OPTIONS + 1 }, (_, i) => `${i}@example.com`) } } }],
+    ["a list entry one past its cap", { to: { type: "array", items: { type: "string", enum: ["x".repeat(MAX_OPTION_CHARS + 1)] } } }],
+    ["a nested schema in a list", { to: { type: "array", items: { type: "string", enum: ["a"], properties: { b: 1 } } } }],
+    ["a text default one past its cap", { subject: { type: "string", default: "x".repeat(MAX_DEFAULT_CHARS + 1) } }],
+  ])("refuses %s", async (_label, properties) => {
+    const { created } = await promptWith({ ...FORM, properties: { ...FORM.properties, ...properties } });
+    expect(created.status).toBe(400);
+  });
+
+  it("takes a list at its caps", async () => {
+    const options = Array.from({ length: MAX_LIST_OPTIONS }, (_, i) => `${i}${"x".repeat(MAX_OPTION_CHARS - String(i).length)}`);
+    const { created } = await promptWith({ ...FORM, properties: { to: { type: "array", items: { type: "string", enum: options }, default: options }, confirm: FORM.properties.confirm } });
+    expect(created.status).toBe(201);
+  });
+
+  it("holds the same list caps as the kit, and a decision's answer fits the kit's answer cap", () => {
+    expect([KIT_LIST_OPTIONS, KIT_OPTION_CHARS]).toEqual([MAX_LIST_OPTIONS, MAX_OPTION_CHARS]);
+    expect(MAX_FORM_BYTES).toBeLessThanOrEqual(MAX_DEFAULT_CHARS);
+    // The poll answer repeats the edits beside at most about 1 KiB of _meta.
+    expect(MAX_DECISION_BYTES + 2 * 1024).toBeLessThanOrEqual(MAX_ANSWER_BYTES);
+  });
+});
+
+describe("a decision with edits", () => {
+  it("stores the edits held to the form, and the poll answers them as content beside confirm", async () => {
+    const { session, requestId } = await promptWith(FORM);
+    const decided = await decideWith(session.reviewUrl, requestId, { action: "accept", confirm: true, edits: { to: ["bob@example.com"], subject: "x".repeat(20) } });
+    expect(decided.status).toBe(200);
+    expect((decided.body.prompt as { edited: string[] }).edited).toEqual(["to", "subject"]);
+    expect((await poll(session.elicitationUrl, requestId)).body).toMatchObject({ action: "accept", content: { confirm: true, to: ["bob@example.com"], subject: "x".repeat(20) } });
+  });
+
+  it.each([
+    ["a field the form does not have", { bcc: ["mallory@example.com"] }, /no field "bcc"/],
+    ["the confirm box as an edit", { confirm: false }, /no field "confirm"/],
+    ["a list entry the form does not offer", { to: ["mallory@example.com"] }, /only the entries the form lists/],
+    ["more entries than the list allows", { to: [...TO, TO[0]] }, /more entries/],
+    ["text one past its maxLength", { subject: "x".repeat(21) }, /longer than the 20 characters/],
+    ["text that is not text", { subject: 5 }, /must be text/],
+    ["edits that are not an object", ["subject"], /must be an object/],
+  ])("refuses %s with 400 and leaves the prompt pending", async (_label, edits, why) => {
+    const { session, requestId } = await promptWith(FORM);
+    const decided = await decideWith(session.reviewUrl, requestId, { action: "accept", confirm: true, edits });
+    expect(decided.status).toBe(400);
+    expect(String(decided.body.error)).toMatch(why);
+    expect((await poll(session.elicitationUrl, requestId)).body.action).toBe("pending");
+  });
+
+  it("reads a decision of up to 48 KiB, and refuses one byte more with 413", async () => {
+    const { session, requestId } = await promptWith(FORM);
+    const frame = JSON.stringify({ action: "accept", confirm: true, edits: { text: "" } });
+    const at = JSON.stringify({ action: "accept", confirm: true, edits: { text: "y".repeat(MAX_DECISION_BYTES - frame.length) } });
+    expect(at.length).toBe(MAX_DECISION_BYTES);
+    const over = JSON.stringify({ action: "accept", confirm: true, edits: { text: "y".repeat(MAX_DECISION_BYTES - frame.length + 1) } });
+    expect((await decideWith(session.reviewUrl, requestId, over)).status).toBe(413);
+    expect((await decideWith(session.reviewUrl, requestId, at)).status).toBe(200);
+    const answered = await poll(session.elicitationUrl, requestId);
+    expect(JSON.stringify(answered.body).length).toBeLessThanOrEqual(MAX_ANSWER_BYTES);
+  });
+});
+
+// Each page test launches Chromium and drives a card through the Worker on workerd: 60 s, as review.unit.test.ts's
+// browser test, several times the 5-10 s one takes on this 2-core machine under load.
+const BROWSER_TEST_MS = 60_000;
+
+describe("the page", () => {
+  it("offers text boxes and tick boxes, shows a diff of what changed, unticks the confirm box on every edit, and Accept sends exactly the diff", async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const { session, requestId } = await promptWith(FORM);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(session.reviewUrl);
+      const card = page.getByTestId("prompt").first();
+      await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+      // The model's values as the form's defaults; a list is tick boxes only: no text box to add an entry.
+      expect(await card.locator('[data-testid="prompt-edit"][data-field="subject"]').inputValue()).toBe("Quarterly report");
+      expect(await card.locator('[data-testid="prompt-edit"][data-field="text"]').evaluate((e) => e.tagName)).toBe("TEXTAREA");
+      expect(await card.locator('[data-testid="prompt-edit"][data-field="to"]').count()).toBe(0);
+      const options = card.getByTestId("prompt-edit-option");
+      expect(await options.evaluateAll((els) => els.map((e) => [e.getAttribute("data-value"), (e as unknown as { checked: boolean }).checked]))).toEqual(TO.map((v) => [v, true]));
+      expect(await card.getByTestId("prompt-diff").isHidden()).toBe(true);
+
+      await card.getByTestId("prompt-confirm").check();
+      await card.locator('[data-testid="prompt-edit"][data-field="subject"]').fill("Q3 report");
+      // The edit unticked the box: the tick comes after the last change.
+      expect(await card.getByTestId("prompt-confirm").isChecked()).toBe(false);
+      await card.locator('[data-testid="prompt-edit-option"][data-value="ada@example.com (name: Ada)"]').uncheck();
+      expect(await card.getByTestId("prompt-diff-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-field")))).toEqual(["to", "subject"]);
+      expect(await card.getByTestId("prompt-diff-removed").allTextContents()).toEqual(["ada@example.com (name: Ada)"]);
+      expect(await card.getByTestId("prompt-diff-before").allTextContents()).toEqual(["Quarterly report"]);
+      expect(await card.getByTestId("prompt-diff-after").allTextContents()).toEqual(["Q3 report"]);
+      expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept with these changes");
+      expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
+      await page.screenshot({ path: join(SHOTS, "review-edit-diff.png"), fullPage: true });
+      await card.getByTestId("prompt-confirm").check();
+      await card.getByTestId("prompt-accept").click();
+      await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+      expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
+      expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
+    } finally {
+      await browser.close();
+    }
+  }, BROWSER_TEST_MS);
+
+  it("an edit undone leaves no diff, and Accept sends the confirm box alone", async () => {
+    const { session, requestId } = await promptWith(FORM);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(session.reviewUrl);
+      const card = page.getByTestId("prompt").first();
+      await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+      const subject = card.locator('[data-testid="prompt-edit"][data-field="subject"]');
+      await subject.fill("Something else");
+      expect(await card.getByTestId("prompt-diff").isHidden()).toBe(false);
+      await subject.fill("Quarterly report");
+      expect(await card.getByTestId("prompt-diff").isHidden()).toBe(true);
+      expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept");
+      await card.getByTestId("prompt-confirm").check();
+      await card.getByTestId("prompt-accept").click();
+      await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+      expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
+    } finally {
+      await browser.close();
+    }
+  }, BROWSER_TEST_MS);
+});
