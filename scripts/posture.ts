@@ -1,4 +1,5 @@
-// `npm run posture [roster] [--env <file>] [--json]`: what each slug of a roster does with its guarded tools
+// `npm run posture [roster] [--env <file>] [--json]` (or `-- --remote <gateway-url>`: the roster a gateway serves,
+// runtime entries marked, see remotePosture): what each slug of a roster does with its guarded tools
 // (ASK a person, act WAIVED, REFUSE) and why, which callers reach it, where its approval requests may go, the
 // deadlines the gateway sets, the tool groups its mount serves (a bundle whose bundle.json declares toolGroups,
 // e.g. Gmail's GMAIL_ENABLED_TOOLGROUPS) and, for Gmail, the OAuth scopes those groups need
@@ -42,6 +43,7 @@ import { checkSeeded, parseRoster, type Roster, type RosterError, refsIn, resolv
 // @ts-expect-error: plain ESM helper without types
 import { gatewayServices } from "./bundle-tree.mjs";
 import { readBundleTree } from "./check-config";
+import { adminRequest, formatListing, type Listing } from "./roster";
 // @ts-expect-error: plain ESM helper without types
 import { renderBundleEnv } from "./roster-env.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -527,7 +529,7 @@ export function parseDotenv(text: string): Record<string, string> {
   return env;
 }
 
-const USAGE = "usage: npm run posture [roster] [--env <dotenv file>] [--json]\n";
+const USAGE = "usage: npm run posture [roster] [--env <dotenv file>] [--json] | --remote <gateway-url> [--json]\n";
 
 function read(file: string): { ok: true; text: string } | { ok: false } {
   try {
@@ -584,6 +586,40 @@ function main(argv: readonly string[]): number {
   return 0;
 }
 
+/**
+ * `npm run posture -- --remote <gateway-url> [--json]`: the roster a running gateway serves, read from its
+ * /admin/roster with STRAD_ADMIN_TOKEN from the environment, runtime entries marked (docs/rules.md R-RT-5).
+ */
+export async function remotePosture(argv: readonly string[], env: Record<string, string | undefined>, out: (text: string) => void, err: (text: string) => void): Promise<number> {
+  const at = argv.indexOf("--remote");
+  const gateway = argv[at + 1];
+  const json = argv.includes("--json");
+  if (gateway === undefined || gateway.startsWith("-") || argv.length !== (json ? 3 : 2)) {
+    err("usage: STRAD_ADMIN_TOKEN=<admin token> npm run posture -- --remote <gateway-url> [--json]\n");
+    return 1;
+  }
+  const r = await adminRequest(gateway, "", env);
+  if (!r.ok) {
+    err(`${r.message}\n`);
+    return 1;
+  }
+  const listing = r.body as Listing;
+  out(json ? `${JSON.stringify({ gateway, ...listing }, null, 2)}\n` : `${[`gateway: ${gateway}`, ...formatListing(listing)].join("\n")}\n`);
+  return 0;
+}
+
 // Run only as a script, so a test can import postureFromText without side effects.
 const entry = process.argv[1];
-if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) process.exitCode = main(process.argv.slice(2));
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  const args = process.argv.slice(2);
+  if (args.includes("--remote")) {
+    remotePosture(
+      args,
+      process.env,
+      (t) => process.stdout.write(t),
+      (t) => process.stderr.write(t),
+    ).then((code) => {
+      process.exitCode = code;
+    });
+  } else process.exitCode = main(args);
+}

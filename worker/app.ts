@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { DEFAULT_MAX_REQUEST_BYTES, discardBody, dropUnauthenticatedBody, MAX_REQUEST_BYTES_CEILING, readCountedText } from "../contract/body";
 import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
+import { adminRoutes, overlayStore } from "./admin";
 import { CallerTable } from "./auth";
 import { probedStream } from "./caller-stream";
 import { cancelCall, cancelKeys } from "./calls";
@@ -13,6 +14,8 @@ import { checkElicitationUrl } from "./elicitation-url";
 import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
+import { overlayReader, perRoster } from "./overlay";
+import { hopCapabilities, retryParams } from "./relay";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
 import { routeTool, type Selection, selectionCache } from "./selection";
 
@@ -66,6 +69,9 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
   const parsed = parseRoster(rosterYaml);
   const roster: Roster | undefined = parsed.ok ? parsed.roster : undefined;
   let ready: Ready | undefined;
+  // The checked-in roster with the runtime overlay merged on, re-read at most every OVERLAY_TTL_MS (docs/rules.md R-RT-2).
+  const effective = roster === undefined ? undefined : overlayReader(roster, overlayStore);
+  const selectFor = perRoster(selectionCache);
 
   const factory = (ctx: { era: "legacy" | "modern"; authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest, ctx.era);
   const onerror = () => {};
@@ -110,9 +116,9 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       // channel.ts) and every other server answers (docs/rules.md R-CONF-8). Said once per isolate, by name only.
       const problems = checkSeeded(roster, c.env).filter((e) => e.path.startsWith("servers"));
       if (problems.length > 0) console.error(JSON.stringify({ event: "secrets_unseeded", errors: problems.map((p) => `${p.path}: ${p.message}`) }));
-      return { callers: table, select: selectionCache(roster) };
+      return { callers: table, select: selectFor(roster) };
     })();
-    const { callers, select } = ready;
+    const { callers } = ready;
     // A browser page's request carries an Origin; only the roster's allowedOrigins may call (the 2025-11-25
     // transport requires the check, against DNS rebinding). Server-side clients send none (docs/rules.md R-MCP-3).
     const badOrigin = originValidationResponse(c.req.raw, roster.gateway.allowedOrigins);
@@ -123,6 +129,9 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       return refuseStranger(rpcError(401, RpcCode.Unauthenticated, "missing or unknown bearer token", null, { "WWW-Authenticate": 'Bearer realm="strad"' }), "unauthenticated");
     }
     line.caller = caller.id;
+    // Callers are the base's alone; the servers may carry runtime entries (docs/rules.md R-RT-1).
+    const served = effective === undefined ? roster : (await effective(c.env)).roster;
+    const select = selectFor(served);
 
     const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
     if (contentType !== "application/json") return refuse(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
@@ -165,7 +174,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
     }
 
     const gw: GatewayRequest = {
-      roster,
+      roster: served,
       env: c.env,
       caller,
       selection,
@@ -173,6 +182,9 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       session: sessionOf(c.req.raw),
       waitUntil: (p) => c.executionCtx.waitUntil(p),
       log: { tool: null, outcome: "ok" },
+      // Read off the message: the SDK lifts them out of what its handler sees (docs/rules.md R-FWD-8).
+      retry: toolName === undefined ? undefined : retryParams(params),
+      hopCapabilities: toolName === undefined ? undefined : hopCapabilities(params._meta),
     };
     const authInfo = { token: "", clientId: caller.id, scopes: caller.roles, extra: { gateway: gw } };
 
@@ -238,6 +250,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
   });
 
   app.on(["GET", "DELETE", "PUT", "PATCH"], "/mcp", () => rpcError(405, RpcCode.MethodNotAllowed, "Method not allowed: /mcp is stateless and takes POST only", null, { Allow: "POST" }));
+  if (roster !== undefined) app.route("/admin/roster", adminRoutes(roster));
   app.get("/healthz", (c) => c.json({ ok: roster !== undefined }));
   // Local development only: how many requests a caller's call registry has served (tests, bench).
   app.get("/_dev/calls/:scope", async (c) => {

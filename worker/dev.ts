@@ -6,4 +6,5 @@ import roster from "../strad.dev.yaml";
 import { createGateway } from "./app";
 
 export { CallRegistry } from "../durable-objects/call-registry";
+export { RosterOverlay } from "../durable-objects/roster-overlay";
 export default createGateway(roster);

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { approvalFlowServer, WAIVER_REASON as FLOW_WAIVER_REASON } from "../../bundles/approval-flow/approval-flow.tools";
 import flowManifest from "../../bundles/approval-flow/bundle.json";
 import googleManifest from "../../bundles/google/bundle.json";
@@ -12,10 +12,11 @@ import { GMAIL_SCOPE, gmailScopesFor } from "../../bundles/google/google.scopes"
 import { serveBundle } from "../../bundles/kit/mount";
 import type { ToolGroupSpec } from "../../bundles/kit/tool-groups";
 import { WAIVER_REASON as OP_WAIVER_REASON } from "../../bundles/onepassword/onepassword.confirm";
-import { type PostureReport, type PostureWarning, postureFromText, postureOf, type SlugPosture, WAIVED_SAYS_SO, waiverRefusal } from "../../scripts/posture";
+import { type PostureReport, type PostureWarning, postureFromText, postureOf, remotePosture, type SlugPosture, WAIVED_SAYS_SO, waiverRefusal } from "../../scripts/posture";
 import { channelTtlMs } from "../../worker/channel";
 import { parseRoster, type Roster } from "../../worker/roster";
 import { callBundle } from "../bundles/kit/helpers/bundle";
+import { httpGateway, MemoryOverlay, overlayBinding } from "../worker/helpers/overlay";
 
 // The Approval Flow bundle as the gateway reaches it (its entry also exports a Durable Object only workerd loads).
 const flowHandler = serveBundle({ manifest: flowManifest, server: approvalFlowServer });
@@ -618,5 +619,70 @@ describe("Gmail: the OAuth scopes each slug's tool groups need (R-GMAIL-6)", () 
     expect(block(r.stdout, "gmail-ro")).toContain(`  oauth scopes its refresh token needs: ${GMAIL_SCOPE.readonly}`);
     expect(block(r.stdout, "gmail-rw-external")).toContain(`  oauth scopes its refresh token needs: ${GMAIL_SCOPE.readonly} ${GMAIL_SCOPE.compose}`);
     expect(block(r.stdout, "echo-confirmed")).not.toContain("oauth scopes");
+  }, 60_000);
+});
+
+describe("posture --remote: the roster a running gateway serves", () => {
+  const ADMIN = "admin-token-0123456789abcdef";
+  const REMOTE_ROSTER = `callers:
+  - { id: ops, kind: admin, roles: [], tokenSecret: TOKEN_ADMIN }
+servers:
+  - { slug: plain, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }
+`;
+
+  it("marks runtime entries, read from GET /admin/roster with the admin token from the environment", async () => {
+    const store = new MemoryOverlay();
+    store.version = 2;
+    store.text = JSON.stringify({ add: [{ slug: "added", kind: "remote-http", url: "https://added.example/mcp", entitlements: ["user"] }], change: [{ slug: "plain", timeoutMs: 9000 }] });
+    const quiet = vi.spyOn(console, "log").mockImplementation(() => {});
+    const gateway = await httpGateway(REMOTE_ROSTER, { TOKEN_ADMIN: ADMIN, CALLS: {}, ROSTER_OVERLAY: overlayBinding(store) });
+    try {
+      let text = "";
+      const code = await remotePosture(
+        ["--remote", gateway.url],
+        { STRAD_ADMIN_TOKEN: ADMIN },
+        (t) => (text += t),
+        () => {},
+      );
+      expect(code).toBe(0);
+      expect(text).toMatch(/^\[RT\+\] added \(remote-http https:\/\/added\.example\/mcp\).*runtime:added$/m);
+      expect(text).toMatch(/^\[RT~\] plain \(bundle ECHO\/echo\).*timeoutMs: 9000; runtime:changed$/m);
+      let json = "";
+      await remotePosture(
+        ["--remote", gateway.url, "--json"],
+        { STRAD_ADMIN_TOKEN: ADMIN },
+        (t) => (json += t),
+        () => {},
+      );
+      expect((JSON.parse(json) as { servers: { slug: string; source: string }[] }).servers.map((s) => [s.slug, s.source])).toEqual([
+        ["plain", "runtime:changed"],
+        ["added", "runtime:added"],
+      ]);
+      // Without the token in the environment it asks for it and reads nothing.
+      let err = "";
+      const reads = store.reads;
+      expect(
+        await remotePosture(
+          ["--remote", gateway.url],
+          {},
+          () => {},
+          (t) => (err += t),
+        ),
+      ).toBe(1);
+      expect(err).toContain("STRAD_ADMIN_TOKEN");
+      expect(store.reads).toBe(reads);
+      // As npm runs it: the token from the child's environment.
+      const child = await new Promise<Run>((resolve) => {
+        execFile(TSX, ["scripts/posture.ts", "--remote", gateway.url], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, STRAD_ADMIN_TOKEN: ADMIN } }, (error, stdout, stderr) =>
+          resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }),
+        );
+      });
+      expect(child.status).toBe(0);
+      expect(child.stdout).toContain("[RT+] added");
+    } finally {
+      quiet.mockRestore();
+      await gateway.stop();
+    }
+    // 60 s: one tsx child (1-4 s measured, several times that under load), as this file's other runs.
   }, 60_000);
 });
