@@ -28,6 +28,8 @@
   // The block of caller values a bundle's prompt ends with (bundles/kit/prompt.ts): one "  Label: value" per line.
   var VALUES_HEADING = "Values below are supplied by the caller, not by this server:";
   var VALUE_LINE = /^ {2}([^:]{1,60}): (.*)$/;
+  // The heading of values a bundle read from its upstream, e.g. 1Password's vault names and field labels.
+  var READ_HEADING = /^Values below were read from [^:]{1,60} just now, not supplied by the caller:$/;
 
   // Every line of the message, as text. The caller's values go in a two-column list, each value in a box of
   // its own, so a long value that wraps can never look like a new "Label:" line (docs/rules.md R-PROMPT-12).
@@ -41,6 +43,16 @@
     if (at === -1) return message;
     var values = el("dl", { class: "values", "data-testid": "prompt-values" });
     lines.slice(at + 1).forEach((line) => {
+      // A bundle's second block of values, those it read from its upstream (bundles/onepassword/onepassword.prompt.ts),
+      // opens with its own heading, written by the bundle: no caller value can make a line that does not start with
+      // two spaces (docs/rules.md R-PROMPT-3), so the heading is shown as a heading and the blank line before it dropped.
+      if (line === "") return;
+      if (READ_HEADING.test(line)) {
+        message.appendChild(values);
+        message.appendChild(el("div", { class: "line", "data-testid": "prompt-line" }, line));
+        values = el("dl", { class: "values", "data-testid": "prompt-values" });
+        return;
+      }
       var pair = VALUE_LINE.exec(line);
       var row = el("div", { class: "pair", "data-testid": "prompt-value-row" });
       // A line that is not "  Label: value" is shown whole, boxed, under no label.

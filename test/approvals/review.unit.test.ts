@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
+import { READ_VALUES_HEADING } from "../../bundles/onepassword/onepassword.prompt";
 import { launchChromium } from "../e2e/browser";
 import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
@@ -210,6 +211,43 @@ describe("dev mode", () => {
     });
     expect(status).toBe(503);
   });
+});
+
+describe("issue 26: the review page shows what a bundle read from its upstream under its own heading, never as the caller's", () => {
+  it("issue 26: renders the read-from-1Password heading as a line of the card and its values as boxed pairs after it", async () => {
+    const message = [
+      "onepassword: Reveal 1 sensitive value(s) of 1 item(s)?",
+      "",
+      "Values below are supplied by the caller, not by this server:",
+      "  Asked for: item-1",
+      "",
+      READ_VALUES_HEADING,
+      "  Vault: Private",
+      "  Field: API-Schlüssel",
+    ].join("\n");
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    await newPrompt(elicitationUrl, { message });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(reviewUrl);
+      const card = page.getByTestId("prompt").first();
+      await card.getByTestId("prompt-values").first().waitFor({ timeout: 15_000 });
+      expect(await card.getByTestId("prompt-line").allTextContents()).toEqual([
+        "onepassword: Reveal 1 sensitive value(s) of 1 item(s)?",
+        "\u00a0",
+        "Values below are supplied by the caller, not by this server:",
+        READ_VALUES_HEADING,
+      ]);
+      expect(await card.getByTestId("prompt-value-label").allTextContents()).toEqual(["Asked for:", "Vault:", "Field:"]);
+      expect(await card.getByTestId("prompt-value").allTextContents()).toEqual(["item-1", "Private", "API-Schlüssel"]);
+      // Two lists: the caller's, then what was read; the read values sit after the read heading, not under the caller's.
+      const blocks = await card.getByTestId("prompt-values").evaluateAll((dls) => dls.map((dl) => dl.querySelectorAll("dd").length));
+      expect(blocks).toEqual([1, 2]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
 
 describe("issue 13 #2: the review page lays out each caller value so a wrap never looks like a new line", () => {
