@@ -267,6 +267,36 @@ export class ImapClient {
     return [...out.values()];
   }
 
+  /** The hierarchy delimiter (LIST "" ""), or undefined on a flat server (NIL). */
+  async delimiter(): Promise<string | undefined> {
+    const answer = await this.run([raw('LIST "" ""')], { what: "LIST" });
+    const line = answer.untagged.find((l) => atomOf(l[1])?.toUpperCase() === "LIST");
+    const d = line === undefined || atomOf(line[3])?.toUpperCase() === "NIL" ? undefined : stringOf(line[3]);
+    return d === "" ? undefined : d;
+  }
+
+  /**
+   * Every mailbox under `name` (LIST "" "name<delimiter>*"), each with its message count (STATUS; 0 for a \Noselect
+   * one): what a RENAME of `name` carries along (R-MAIL-11). A name holding a wildcard lists more, so the answer is
+   * kept to the names that truly sit under `name`.
+   */
+  async children(name: string, delimiter: string): Promise<{ name: string; messages: number }[]> {
+    const prefix = `${name}${delimiter}`;
+    const answer = await this.run([raw('LIST ""'), str(`${encodeMailboxName(prefix)}*`)], { what: "LIST" });
+    const names: { name: string; selectable: boolean }[] = [];
+    for (const line of answer.untagged) {
+      if (atomOf(line[1])?.toUpperCase() !== "LIST") continue;
+      const wire = stringOf(line[4]);
+      const decoded = wire === undefined ? undefined : decodeMailboxNameSafe(wire);
+      if (decoded === undefined || !decoded.startsWith(prefix)) continue;
+      const flags = (listOf(line[2]) ?? []).map((t) => atomOf(t)?.toLowerCase());
+      names.push({ name: decoded, selectable: !flags.includes("\\noselect") && !flags.includes("\\nonexistent") });
+    }
+    const out: { name: string; messages: number }[] = [];
+    for (const child of names) out.push({ name: child.name, messages: child.selectable ? (await this.status(child.name)).messages : 0 });
+    return out;
+  }
+
   /** Opens a mailbox (EXAMINE: read-only, or SELECT), unless it is open already in that mode; returns its UIDVALIDITY and size. */
   async open(name: string, readOnly: boolean): Promise<Selected> {
     if (this.selected?.name === name && (readOnly || !this.selected.readOnly)) return this.selected;

@@ -35,6 +35,10 @@ export interface MailboxTarget {
 
 export interface RenameTarget extends MailboxTarget {
   to: string;
+  /** The mailboxes under it, which a RENAME carries along (R-MAIL-11). */
+  children: number;
+  /** Its messages and every child's: what the rename carries along. */
+  total: number;
 }
 
 const uidList = (uids: readonly number[]) => uids.join(", ");
@@ -56,7 +60,8 @@ export const deleteMailboxFingerprint = (t: MailboxTarget): FingerprintInput => 
 
 export const renameFingerprint = (t: RenameTarget): FingerprintInput => ({
   operation: "rename_mailbox",
-  target: { mount: t.mount, from: t.mailbox, to: t.to, uid_validity: t.uidValidity },
+  // The children and the total are bound too: a child made between the two calls is not carried along unseen (R-MAIL-11).
+  target: { mount: t.mount, from: t.mailbox, to: t.to, uid_validity: t.uidValidity, children: t.children, messages: t.total },
 });
 
 export function deletePrompt(t: MessagesTarget): PromptSpec {
@@ -94,10 +99,22 @@ export function deleteMailboxPrompt(t: MailboxTarget): PromptSpec {
   };
 }
 
+/**
+ * The rename's token text counts what the RENAME carries along: the mailbox's messages and every child mailbox's,
+ * and names how many children there are (R-MAIL-11). No claim that renaming back restores it: in the meantime
+ * anything may have been made under the old name, and whatever refers to the old name stops finding it.
+ */
 export function renamePrompt(t: RenameTarget): PromptSpec {
   return {
-    heading: "This will rename a mailbox.",
-    consequence: "A rename is reversible: renaming it back restores the name. Its messages keep their UIDs.",
+    heading:
+      t.children === 0
+        ? `This will rename a mailbox and the ${t.total} message(s) in it.`
+        : `This will rename a mailbox, the ${t.children} mailbox(es) under it and the ${t.total} message(s) in them.`,
+    consequence: [
+      t.children === 0 ? "The messages go with the new name." : "The mailboxes under it and all the messages go with the new name.",
+      "Whatever refers to the old name (a filter, a subscription, another client)",
+      "stops finding it.",
+    ].join("\n"),
     values: [
       { label: "From", value: t.mailbox },
       { label: "To", value: t.to },

@@ -340,11 +340,11 @@ export function mailboxServer(mount: string, env: Record<string, unknown> = {}):
     "manage_mailbox",
     {
       description:
-        "Creates, deletes or renames a mailbox. create never asks. delete always asks a person first (shown the mailbox and how many messages it holds); where this server cannot ask, it answers a two-call token instead. rename is reversible, so it never asks a person: it always answers a two-call token first, and renames on a second call with the same arguments quoting it.",
+        "Creates, deletes or renames a mailbox. create never asks. delete always asks a person first (shown the mailbox and how many messages it holds); where this server cannot ask, it answers a two-call token instead. rename is reversible, so it never asks a person: it always answers a two-call token first (counting the messages of the mailbox and of every mailbox under it, which go with it), and renames on a second call with the same arguments quoting it. A rename changes only the last part of the name, within the same parent; one into another hierarchy is refused (use move_messages, which asks a person), and INBOX is never renamed.",
       inputSchema: z.object({
         action: z.enum(["create", "delete", "rename"]).describe("create, delete or rename."),
         mailbox: mailboxName("The mailbox to create, delete or rename."),
-        new_name: mailboxName("rename only: the mailbox's new name.").optional(),
+        new_name: mailboxName("rename only: the mailbox's new name, under the same parent (only the last part of the name changes).").optional(),
         ...twoCallTokenShape,
       }),
       annotations: hints.manage_mailbox as DeclaredAnnotations,
@@ -493,6 +493,11 @@ async function renameOnToken(session: MailSession, mount: string, a: { mailbox: 
   if (call === undefined) return refusal("this request is not a tool call");
   if (a.new_name === undefined) return refusal("a rename names the mailbox's new_name");
   if (a.new_name === a.mailbox) return refusal("the new name is the mailbox's name");
+  // INBOX is not renamed: on IMAP a RENAME of INBOX moves its messages into a new mailbox and leaves INBOX in place,
+  // empty, which is a move of every message and nothing a rename's token should carry (R-MAIL-11).
+  if (a.mailbox.toUpperCase() === "INBOX" || a.new_name.toUpperCase() === "INBOX") {
+    return refusal("INBOX is never renamed, nor is anything renamed to INBOX: to move its messages elsewhere, use move_messages, which asks a person");
+  }
   const channel = call.channel;
   const ref = callRefOf(channel);
   if (ref === undefined || (channel.kind !== "ask" && channel.kind !== "skip" && channel.kind !== "fallback")) {
@@ -500,19 +505,34 @@ async function renameOnToken(session: MailSession, mount: string, a: { mailbox: 
     return refusal(`a rename takes the two-call token, which lives in the gateway's record of the call, and this call has none (${why})`);
   }
   const slug = channel.channel.slug;
+  const newName = a.new_name;
   const source = await (async () => {
     const client = await session.fresh();
+    // A rename changes the last part of the name only, within the same parent: a RENAME into another hierarchy
+    // ("Private" to "Public/Shared/Private") moves the mailbox and every child into whatever that hierarchy is shared
+    // with, which is a disclosure no token covers. Refused before IMAP acts (R-MAIL-11).
+    const delimiter = await client.delimiter();
+    if (delimiter !== undefined) {
+      const parent = (name: string) => name.slice(0, Math.max(0, name.lastIndexOf(delimiter)));
+      if (parent(a.mailbox) !== parent(newName) || newName.endsWith(delimiter)) {
+        const where = parent(a.mailbox) === "" ? "at the top level" : `under "${parent(a.mailbox)}"`;
+        throw new MailError(
+          `a rename changes only the last part of the name and keeps the mailbox ${where}; "${newName}" would move it (and every mailbox under it) into another hierarchy, which may be shared. To move messages elsewhere, use move_messages, which asks a person`,
+        );
+      }
+    }
     const status = await client.status(a.mailbox).catch(() => {
       throw new MailError(`there is no mailbox "${a.mailbox}"`);
     });
-    const taken = await client.status(a.new_name as string).then(
+    const taken = await client.status(newName).then(
       () => true,
       () => false,
     );
-    if (taken) throw new MailError(`a mailbox named "${a.new_name}" already exists`);
-    return status;
+    if (taken) throw new MailError(`a mailbox named "${newName}" already exists`);
+    const children = delimiter === undefined ? [] : await client.children(a.mailbox, delimiter);
+    return { ...status, children: children.length, total: children.reduce((sum, c) => sum + c.messages, status.messages) };
   })();
-  const target: RenameTarget = { mount, mailbox: a.mailbox, to: a.new_name, uidValidity: source.uidValidity, messages: source.messages };
+  const target: RenameTarget = { mount, mailbox: a.mailbox, to: newName, uidValidity: source.uidValidity, messages: source.messages, children: source.children, total: source.total };
   const fp = await digest(renameFingerprint(target));
   let message: string;
   try {

@@ -107,7 +107,7 @@ export const TITLE_LABELS = keys([
   "제목",
   "이름",
 ]);
-/** A website's or a server's address: public when its value is a bare host or a URL with no userinfo, query or fragment. */
+/** A website's or a server's address: public when its value is a bare host or an http(s) origin alone (no path but "/"). */
 export const HOST_LABELS = keys([
   "website",
   "web site",
@@ -268,9 +268,11 @@ export function readsSensitive(text: string): boolean {
 export interface UrlFacts {
   /** The URL without its userinfo (user:password@); the string as written when it had none. */
   shown: string;
-  /** No userinfo, no query, no fragment, http(s), parseable: safe to show unasked. */
+  /** An http(s) origin alone (path "" or "/"; no userinfo, query, fragment, ';', '@' or '%'), parseable: safe to show unasked. */
   plain: boolean;
   host: string | undefined;
+  /** scheme://host[:port] of an http(s) URL the parser takes; undefined otherwise. */
+  origin?: string | undefined;
 }
 
 /** What is left of a string no URL parser takes, with anything up to an "@" in its authority cut away. */
@@ -295,9 +297,22 @@ export function urlFacts(raw: string): UrlFacts {
     url.password = "";
   }
   const web = url.protocol === "https:" || url.protocol === "http:";
-  // A bare "?" or "#" counts: the raw text is what would be shown.
-  return { shown: userinfo ? url.href : raw, plain: web && !userinfo && !/[?#]/.test(raw), host: url.host === "" ? undefined : url.host };
+  // Plain is an origin alone, checked on the raw text as well as the parse (a bare "?" or "#" counts, and the raw
+  // text is what would be shown): secrets live in paths (a Slack webhook, ";jsessionid=", "/u/p@ss"), so any path
+  // but "/", any ';', '@' or '%' escape, any query, fragment or userinfo is sensitive (R-OP-1).
+  const plain = web && !userinfo && (url.pathname === "" || url.pathname === "/") && url.search === "" && url.hash === "" && PLAIN_ORIGIN.test(raw);
+  return { shown: userinfo ? url.href : raw, plain, host: url.host === "" ? undefined : url.host, origin: web ? url.origin : undefined };
 }
+
+/** An http(s) origin as written, with at most one trailing "/": nothing that could hide a path, a parameter or an escape. */
+const PLAIN_ORIGIN = /^https?:\/\/[^/?#@;%\\\s]+\/?$/i;
+
+/** A withheld address as shown unasked: its origin with the rest [REDACTED], or [REDACTED] alone when it has no http(s) origin. */
+export const withheldUrl = (raw: string): string => {
+  const { origin } = urlFacts(raw);
+  // A host the parser took with a ';' or '%' in it ("https://a.com;x/") is not shown either: only a clean origin is kept.
+  return origin === undefined || !PLAIN_ORIGIN.test(origin) ? REDACTED : `${origin}/${REDACTED}`;
+};
 
 /** A dotted host name, with a port or without: one word alone ("sk-live-0123") could as well be a key. */
 const BARE_HOST = /^(?=.{1,253}(?::\d{1,5})?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+(?::\d{1,5})?$/i;
@@ -332,7 +347,7 @@ export function publicKind(field: FieldFacts): PublicKind | undefined {
 /** Sensitive = not plainly public: its value is shown only after a person's yes (docs/rules.md R-OP-1). */
 export const isSensitive = (field: FieldFacts): boolean => publicKind(field) === undefined;
 
-/** Whether an item's website may be shown unasked: a plain http(s) URL (a URL with userinfo, a query or a fragment is sensitive). */
+/** Whether an item's website may be shown unasked: an http(s) origin alone (any path, query, fragment or userinfo is sensitive). */
 export const isSensitiveUrl = (url: Pick<ItemUrl, "href">): boolean => !urlFacts(url.href).plain;
 
 /** The fields and websites of an item a reveal would show. */
@@ -354,16 +369,19 @@ function shownUrl(url: ItemUrl, reveal: boolean): ItemUrl {
   const facts = urlFacts(url.href);
   const sensitive = !facts.plain;
   const base: ItemUrl = { ...url, sensitive };
-  if (sensitive && !reveal) return { ...base, href: REDACTED, ...(facts.host === undefined ? {} : { host: facts.host }) };
+  if (sensitive && !reveal) return { ...base, href: withheldUrl(url.href), ...(facts.host === undefined ? {} : { host: facts.host }) };
   return { ...base, href: facts.shown };
 }
+
+/** A withheld field's value: a website field sensitive only for its address keeps its origin; anything else is [REDACTED] whole. */
+const withheldValue = (field: ItemField): string => (field.value !== undefined && publicKind({ ...field, value: undefined }) === "website" ? withheldUrl(field.value) : REDACTED);
 
 /** The item with every sensitive value withheld, as the read-only tools and a declined reveal answer it. */
 export function redacted(item: Item): Item {
   return {
     ...item,
     urls: item.urls.map((u) => shownUrl(u, false)),
-    fields: item.fields.map((f) => (isSensitive(f) && f.value !== undefined ? { ...f, value: REDACTED } : f)),
+    fields: item.fields.map((f) => (isSensitive(f) && f.value !== undefined ? { ...f, value: withheldValue(f) } : f)),
   };
 }
 

@@ -277,6 +277,19 @@ describe("manage_mailbox: delete asks, rename takes the token only, create never
     expect(await mailboxes("alice")).toEqual(after);
   });
 
+  it("rename refuses to carry a mailbox and its child into Public/Shared, before any token, and a rename within its parent counts the child's messages", async () => {
+    const box = await freshMailbox("alice", 2);
+    await freshMailbox("alice", 1, `${box}/Sub`);
+    const moved = await unasked("mailbox", "manage_mailbox", { action: "rename", mailbox: box, new_name: `Public/Shared/${box}` });
+    expect(moved).toMatch(/^Not done: a rename changes only the last part of the name and keeps the mailbox at the top level; .* use move_messages, which asks a person\. Nothing was changed\.$/);
+    expect(TOKEN.exec(moved)).toBeNull();
+    const after = await mailboxes("alice");
+    expect(after).toEqual(expect.arrayContaining([box, `${box}/Sub`]));
+    expect(after).not.toContain(`Public/Shared/${box}`);
+    const within = await unasked("mailbox", "manage_mailbox", { action: "rename", mailbox: box, new_name: `${box}-renamed` });
+    expect(within).toContain("mailbox: This will rename a mailbox, the 1 mailbox(es) under it and the 3 message(s) in them.");
+  });
+
   it("create never asks: with an approval address, and with none on a slug that asks", async () => {
     const withAddress = unique("E2E-made");
     expect(await unasked("mailbox", "manage_mailbox", { action: "create", mailbox: withAddress })).toBe(`Created mailbox "${withAddress}".`);

@@ -2,8 +2,8 @@
 // the gateway drives it, with an approval service that answers on cue: each row of the table of what asks (asks, token,
 // never) with accept, decline and expiry; an approval bound to the exact UID set, the UIDVALIDITY and both mailboxes
 // (R-MAIL-2); move and copy as different keys; \Deleted refused (R-MAIL-3); a prompt of counts, UIDs and folder
-// names only (R-MAIL-4); rename on the two-call token only; caps refused whole (R-MAIL-9); one connection per call
-// (R-MAIL-8); ELICITATION's three cases.
+// names only (R-MAIL-4); rename on the two-call token only, within its parent, INBOX never, counting every child
+// (R-MAIL-11); caps refused whole (R-MAIL-9); one connection per call (R-MAIL-8); ELICITATION's three cases.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fingerprint } from "../../../bundles/kit/fingerprint";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
@@ -285,7 +285,7 @@ describe("manage_mailbox", () => {
     const first = await call("manage_mailbox", { action: "rename", mailbox: box, new_name: to }, { channel: ask(r.url), registry });
     expect(r.prompts()).toEqual([]);
     expect(first.text).toMatch(/^Not done yet: mailbox did not ask a person about this call \(a rename is reversible, so this server takes the two-call token for it instead of asking a person\)/);
-    expect(first.text).toContain("mailbox: This will rename a mailbox.");
+    expect(first.text).toContain("mailbox: This will rename a mailbox and the 1 message(s) in it.");
     expect(await mailboxes()).toContain(box);
     const second = await call("manage_mailbox", { action: "rename", mailbox: box, new_name: to, two_call_token: tokenOf(first.text) }, { channel: ask(r.url), registry });
     expect(second.text).toBe(
@@ -293,6 +293,120 @@ describe("manage_mailbox", () => {
     );
     expect(await mailboxes()).toContain(to);
     expect(await mailboxes()).not.toContain(box);
+  });
+
+  /** A fresh mailbox of `n` messages with `children` under it, each child's name relative to the box and its count. */
+  async function freshTree(n: number, children: [string, number][]): Promise<string> {
+    const box = await freshMailbox(n);
+    for (const [child, count] of children) await freshMailbox(count, `${box}/${child}`);
+    return box;
+  }
+
+  // Security review: RENAME "Private" to "Public/Shared/Private" succeeds on Dovecot and carries Private/Sub along into the
+  // shared-looking hierarchy. A rename keeps its parent; anything else is refused before any token or IMAP write (R-MAIL-11).
+  it.each([
+    ["into another hierarchy, children and all", (b: string) => b, (b: string) => `Public/Shared/${b}`],
+    ["one level down, under a new parent", (b: string) => b, (b: string) => `${b}-x/${b}`],
+    ["under itself", (b: string) => b, (b: string) => `${b}/${b}`],
+    ["out of its parent to the top level", (b: string) => `${b}/Sub`, () => `Sub-${boxes}`],
+    ["into a sibling's hierarchy", (b: string) => `${b}/Sub`, (b: string) => `${b}/Deep/Sub`],
+    ["to a name ending in the delimiter", (b: string) => b, (b: string) => `${b}/`],
+  ])("rename refuses a move %s, before any token is issued or IMAP acts, and points at move_messages", async (_, from, to) => {
+    const box = await freshTree(2, [
+      ["Sub", 1],
+      ["Deep", 0],
+    ]);
+    const before = await mailboxes();
+    const r = route("accept");
+    const args = { action: "rename", mailbox: from(box), new_name: to(box) };
+    const first = await call("manage_mailbox", args, { channel: ask(r.url) });
+    expect(first.isError).toBe(true);
+    expect(first.text).toMatch(
+      /^Not done: a rename changes only the last part of the name and keeps the mailbox (at the top level|under ".+"); ".+" would move it \(and every mailbox under it\) into another hierarchy, which may be shared\. To move messages elsewhere, use move_messages, which asks a person\. Nothing was changed\.$/,
+    );
+    expect(tokenOf(first.text)).toBeUndefined();
+    expect(r.prompts()).toEqual([]);
+    // Even a made-up token does not get it through.
+    const forged = await call("manage_mailbox", { ...args, two_call_token: "A".repeat(43) }, { channel: ask(r.url) });
+    expect(forged.text).toBe(first.text);
+    expect(await mailboxes()).toEqual(before);
+  });
+
+  it("rename within the same parent is still on the token: a child mailbox takes a new last name", async () => {
+    const box = await freshTree(0, [["Sub", 2]]);
+    const registry = fakeRegistry();
+    const args = { action: "rename", mailbox: `${box}/Sub`, new_name: `${box}/Sub2` };
+    const first = await call("manage_mailbox", args, { channel: fallback(), mount: "mailbox-token", registry });
+    expect(first.text).toContain("mailbox-token: This will rename a mailbox and the 2 message(s) in it.");
+    const second = await call("manage_mailbox", { ...args, two_call_token: tokenOf(first.text) }, { channel: fallback(), mount: "mailbox-token", registry });
+    expect(second.text).toMatch(new RegExp(`^Renamed mailbox "${box}/Sub" to "${box}/Sub2"\\.`));
+    expect(await uidsIn(`${box}/Sub2`)).toEqual([1, 2]);
+  });
+
+  it.each([
+    ["INBOX", "Old-inbox"],
+    ["inbox", "Old-inbox"],
+    ["InBox", "Old-inbox"],
+  ])("rename refuses INBOX (%j) with a clear error, before any token", async (mailbox, newName) => {
+    const first = await call("manage_mailbox", { action: "rename", mailbox, new_name: newName }, { channel: fallback(), mount: "mailbox-token" });
+    expect(first.isError).toBe(true);
+    expect(first.text).toContain("INBOX is never renamed, nor is anything renamed to INBOX: to move its messages elsewhere, use move_messages, which asks a person");
+    expect(tokenOf(first.text)).toBeUndefined();
+    expect(await mailboxes()).not.toContain(newName);
+  });
+
+  it("rename refuses a mailbox renamed to INBOX, in any case", async () => {
+    const box = await freshMailbox(1);
+    for (const name of ["INBOX", "Inbox"]) {
+      const first = await call("manage_mailbox", { action: "rename", mailbox: box, new_name: name }, { channel: fallback(), mount: "mailbox-token" });
+      expect(first.text).toContain("INBOX is never renamed, nor is anything renamed to INBOX");
+    }
+    expect(await uidsIn(box)).toEqual([1]);
+  });
+
+  it("the rename's token text counts the messages of the mailbox and of every child it carries, names the children, and claims no way back", async () => {
+    const box = await freshTree(2, [
+      ["Sub", 1],
+      ["Sub/Deep", 3],
+      ["Empty", 0],
+    ]);
+    // A sibling whose name starts with the box's is not under it, and is neither counted nor moved.
+    await freshMailbox(4, `${box}x`);
+    const registry = fakeRegistry();
+    const args = { action: "rename", mailbox: box, new_name: `${box}-renamed` };
+    const first = await call("manage_mailbox", args, { channel: fallback(), mount: "mailbox-token", registry });
+    expect(first.text).toContain(
+      [
+        "mailbox-token: This will rename a mailbox, the 3 mailbox(es) under it and the 6 message(s) in them.",
+        "",
+        "The mailboxes under it and all the messages go with the new name.",
+        "Whatever refers to the old name (a filter, a subscription, another client)",
+        "stops finding it.",
+      ].join("\n"),
+    );
+    expect(first.text).not.toMatch(/renaming it back|reversible: renaming|restores/);
+    const second = await call("manage_mailbox", { ...args, two_call_token: tokenOf(first.text) }, { channel: fallback(), mount: "mailbox-token", registry });
+    expect(second.text).toMatch(/^Renamed mailbox/);
+    const after = await mailboxes();
+    for (const name of ["", "/Sub", "/Sub/Deep", "/Empty"]) {
+      expect(after).toContain(`${box}-renamed${name}`);
+      expect(after).not.toContain(`${box}${name}`);
+    }
+    expect(await uidsIn(`${box}-renamed/Sub/Deep`)).toEqual([1, 2, 3]);
+    expect(after).toContain(`${box}x`);
+  });
+
+  it("a child made between the two calls is not carried along on the first call's token", async () => {
+    const box = await freshTree(1, [["Sub", 1]]);
+    const registry = fakeRegistry();
+    const args = { action: "rename", mailbox: box, new_name: `${box}-renamed` };
+    const first = await call("manage_mailbox", args, { channel: fallback(), mount: "mailbox-token", registry });
+    expect(first.text).toContain("the 1 mailbox(es) under it and the 2 message(s) in them");
+    await freshMailbox(1, `${box}/Late`);
+    const second = await call("manage_mailbox", { ...args, two_call_token: tokenOf(first.text) }, { channel: fallback(), mount: "mailbox-token", registry });
+    expect(second.text).toMatch(/^Not done: what this call would act on changed since the two_call_token was issued/);
+    expect(await mailboxes()).toContain(`${box}/Late`);
+    expect(await mailboxes()).not.toContain(`${box}-renamed`);
   });
 });
 

@@ -80,8 +80,8 @@ describe("issue 26 review: deny by default", () => {
     expect(meta.answer.text).not.toContain(SECRET_PREFIX);
     expect(meta.json?.urls).toEqual([
       { href: "https://status.example.com/", primary: true, sensitive: false },
-      { href: "[REDACTED]", label: "admin", sensitive: true, host: "status.example.com" },
-      { href: "[REDACTED]", sensitive: true, host: "status.example.com" },
+      { href: "https://status.example.com/[REDACTED]", label: "admin", sensitive: true, host: "status.example.com" },
+      { href: "https://status.example.com/[REDACTED]", sensitive: true, host: "status.example.com" },
     ]);
     const accepted = await h.call({ mount: TEAM, tool: "onepassword_get_item", args: { items: [status] } });
     expect(accepted.prompts[0]?.slice(-2)).toEqual([`  Item: Team / Status page (${IDS.status})`, "  Reveals: admin (at status.example.com), website (at status.example.com)"]);

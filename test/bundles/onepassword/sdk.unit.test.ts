@@ -20,7 +20,7 @@ const sdkItem = (over: Record<string, unknown> = {}) => ({
   sections: [{ id: "s1", title: "Security" }],
   notes: "Org owner: strad",
   tags: ["dev"],
-  websites: [{ url: "https://github.com/login", label: "website", autofillBehavior: "AnywhereOnWebsite" }],
+  websites: [{ url: "https://github.com/", label: "website", autofillBehavior: "AnywhereOnWebsite" }],
   version: 3,
   files: [],
   createdAt: new Date("2026-01-05T09:00:00Z"),

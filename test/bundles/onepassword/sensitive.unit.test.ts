@@ -1,4 +1,4 @@
-// The 1Password sensitive-field rule (bundles/onepassword/onepassword.sensitive.ts), deny by default: what is plainly public (a username, login or email field, a title-like field, a website's host) as a table, the issue 26 review's labels and the common languages' words for a secret as a table, a property test that a label off the public lists is never shown unasked, the section a field sits in, the look-alike fold that never turns a word of one script into another, and websites without their userinfo.
+// The 1Password sensitive-field rule (bundles/onepassword/onepassword.sensitive.ts), deny by default: what is plainly public (a username, login or email field, a title-like field, a website's host) as a table, the issue 26 review's labels and the common languages' words for a secret as a table, a property test that a label off the public lists is never shown unasked, the section a field sits in, the look-alike fold that never turns a word of one script into another, and websites without their userinfo, public only as an origin alone and otherwise withheld as their origin plus [REDACTED].
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Item, ItemField } from "../../../bundles/onepassword/onepassword.client";
@@ -45,7 +45,7 @@ describe("what is plainly public", () => {
     ["URL", "website", "website"],
     ["STRING", "hostname", "website"],
   ])("a %s field labelled %j is public, as a %s field", (type, label, kind) => {
-    const value = kind === "website" ? (type === "URL" ? "https://example.com/login" : "api.example.com") : "ada@example.com";
+    const value = kind === "website" ? (type === "URL" ? "https://example.com/" : "api.example.com") : "ada@example.com";
     expect(publicKind(field(type, label, { value }))).toBe(kind);
     expect(isSensitive(field(type, label, { value }))).toBe(false);
   });
@@ -123,7 +123,8 @@ describe("what is plainly public", () => {
 
   it("a website or host field is public only while its value is a bare host or a plain http(s) URL", () => {
     const site = (value: string) => isSensitive(field("URL", "website", { value }));
-    expect(site("https://example.com/login")).toBe(false);
+    expect(site("https://example.com/")).toBe(false);
+    expect(site("https://example.com/login")).toBe(true);
     expect(site("http://example.com")).toBe(false);
     expect(site("example.com:8443")).toBe(false);
     expect(site("https://ops:pw@example.com/")).toBe(true);
@@ -222,29 +223,74 @@ describe("a label off the public lists is never shown unasked", () => {
 });
 
 describe("websites", () => {
-  it("lose their userinfo before anything is shown, and one with userinfo, a query or a fragment is withheld unasked, its host kept", () => {
+  it("lose their userinfo before anything is shown, and one with a path, userinfo, a query or a fragment is withheld unasked, its origin kept", () => {
     const urls = [
-      { href: "https://example.com/login", primary: true },
+      { href: "https://example.com/", primary: true },
       { href: `https://ops:${SECRET_PREFIX}pw@status.example.com/admin`, label: "admin" },
       { href: `https://status.example.com/feed?key=${SECRET_PREFIX}q` },
       { href: `https://status.example.com/#${SECRET_PREFIX}f` },
     ];
     const unasked = redacted(item([], urls)).urls;
     expect(unasked).toEqual([
-      { href: "https://example.com/login", primary: true, sensitive: false },
-      { href: REDACTED, label: "admin", sensitive: true, host: "status.example.com" },
-      { href: REDACTED, sensitive: true, host: "status.example.com" },
-      { href: REDACTED, sensitive: true, host: "status.example.com" },
+      { href: "https://example.com/", primary: true, sensitive: false },
+      { href: `https://status.example.com/${REDACTED}`, label: "admin", sensitive: true, host: "status.example.com" },
+      { href: `https://status.example.com/${REDACTED}`, sensitive: true, host: "status.example.com" },
+      { href: `https://status.example.com/${REDACTED}`, sensitive: true, host: "status.example.com" },
     ]);
     const asked = revealed(item([], urls)).urls.map((u) => u.href);
-    expect(asked).toEqual(["https://example.com/login", "https://status.example.com/admin", `https://status.example.com/feed?key=${SECRET_PREFIX}q`, `https://status.example.com/#${SECRET_PREFIX}f`]);
+    expect(asked).toEqual(["https://example.com/", "https://status.example.com/admin", `https://status.example.com/feed?key=${SECRET_PREFIX}q`, `https://status.example.com/#${SECRET_PREFIX}f`]);
     expect(JSON.stringify(revealed(item([], urls)))).not.toContain(`${SECRET_PREFIX}pw`);
     expect(sensitiveParts(item([], urls)).urls.map((u) => u.index)).toEqual([1, 2, 3]);
+  });
+
+  // Security review: secrets live in paths, so only an origin alone is public; "shown" is the href unasked, the field's value
+  // unasked, and what a yes shows (userinfo never).
+  it.each([
+    // The review's four, each public before the fix.
+    ["https://hooks.slack.com/services/T0000/B0000/XXXX", true, `https://hooks.slack.com/${REDACTED}`],
+    ["https://db.example.com/path;token=abc123", true, `https://db.example.com/${REDACTED}`],
+    ["https://example.com/x;jsessionid=ABC", true, `https://example.com/${REDACTED}`],
+    ["https://example.com/u/p@ss", true, `https://example.com/${REDACTED}`],
+    // An origin alone, with or without its "/", in any case, with a port.
+    ["https://example.com", false, "https://example.com"],
+    ["https://example.com/", false, "https://example.com/"],
+    ["HTTPS://EXAMPLE.COM/", false, "HTTPS://EXAMPLE.COM/"],
+    ["https://example.com:8443/", false, "https://example.com:8443/"],
+    ["http://example.com", false, "http://example.com"],
+    // One character of path is a path; a ';' right after the "/" is a parameter; an escape or a dot segment the parser
+    // folds away still counts as written.
+    ["https://example.com/a", true, `https://example.com/${REDACTED}`],
+    ["https://example.com/;x", true, `https://example.com/${REDACTED}`],
+    ["https://example.com:8443/a;b", true, `https://example.com:8443/${REDACTED}`],
+    ["https://example.com/%3B", true, `https://example.com/${REDACTED}`],
+    ["https://example.com/./", true, `https://example.com/${REDACTED}`],
+    ["https://example.com//", true, `https://example.com/${REDACTED}`],
+    ["https://example.com/?", true, `https://example.com/${REDACTED}`],
+    // A host the parser takes with a ';' or an escape in it keeps nothing.
+    ["https://example.com;x/", true, REDACTED],
+    ["https://example.com%3Bx/", true, REDACTED],
+    ["ftp://example.com/", true, REDACTED],
+  ])("the website %j is sensitive: %s, and is shown unasked as %j", (href, sensitive, shown) => {
+    const unasked = redacted(item([field("URL", "website", { value: href })], [{ href }]));
+    expect(unasked.urls).toEqual([{ href: shown, sensitive, ...(sensitive ? { host: new URL(href).host } : {}) }]);
+    expect(unasked.fields[0]?.value).toBe(shown);
+    expect(isSensitive(field("URL", "website", { value: href }))).toBe(sensitive);
+    expect(sensitiveParts(item([], [{ href }])).urls.length).toBe(sensitive ? 1 : 0);
+    expect(revealed(item([], [{ href }])).urls[0]?.href).toBe(href);
+  });
+
+  it("a field withheld for another reason than its address is [REDACTED] whole, its origin not kept", () => {
+    const url = "https://hooks.slack.com/services/T0000/B0000/XXXX";
+    expect(redacted(item([field("URL", "webhook secret", { value: url })])).fields[0]?.value).toBe(REDACTED);
+    expect(redacted(item([field("URL", "website", { value: url, section: "Recovery codes" })])).fields[0]?.value).toBe(REDACTED);
+    expect(redacted(item([field("CONCEALED", "website", { value: url })])).fields[0]?.value).toBe(REDACTED);
+    expect(redacted(item([field("STRING", "server", { value: "Server=db;User Id=sa;Password=pw" })])).fields[0]?.value).toBe(REDACTED);
   });
 
   it("a string no URL parser takes is withheld unasked, and loses anything up to an @ in its authority when shown", () => {
     expect(urlFacts("http://us er:pw@exa mple.com/x")).toEqual({ shown: "http://exa mple.com/x", plain: false, host: undefined });
     expect(urlFacts("user:pw@host")).toMatchObject({ plain: false });
-    expect(urlFacts("https://example.com/a")).toEqual({ shown: "https://example.com/a", plain: true, host: "example.com" });
+    expect(urlFacts("https://example.com/a")).toEqual({ shown: "https://example.com/a", plain: false, host: "example.com", origin: "https://example.com" });
+    expect(urlFacts("https://example.com/")).toEqual({ shown: "https://example.com/", plain: true, host: "example.com", origin: "https://example.com" });
   });
 });

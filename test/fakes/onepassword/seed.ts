@@ -86,7 +86,7 @@ export function seedAccounts(): SeedAccount[] {
               title: "GitHub",
               category: "LOGIN",
               tags: ["dev"],
-              urls: [{ href: "https://github.com/login", primary: true }],
+              urls: [{ href: "https://github.com/", primary: true }],
               fields: [
                 { id: "username", type: "STRING", purpose: "USERNAME", label: "username", value: "ada@example.com" },
                 { id: "password", type: "CONCEALED", purpose: "PASSWORD", label: "password", value: SECRETS.github },
@@ -188,7 +188,7 @@ export function seedAccounts(): SeedAccount[] {
               title: "Team wiki",
               category: "LOGIN",
               tags: [],
-              urls: [{ href: "https://wiki.example.com/login", primary: true }],
+              urls: [{ href: "https://wiki.example.com/", primary: true }],
               fields: [
                 { id: "username", type: "STRING", purpose: "USERNAME", label: "username", value: "team@example.com" },
                 { id: "email", type: "EMAIL", label: "E-Mail", value: "wiki-owner@example.com" },
