@@ -93,7 +93,9 @@ describe("the scaffold, built as deployed with the gateway and every bundle, on 
     // Nothing here may write anywhere: the write URL points at a port nothing listens on.
     const quiet = { ...demo2, bindings: { ...demo2.bindings, WRITE_URL: "http://127.0.0.1:9/nothing" } };
     runtime = await startRuntime([gateway, ...bundles.map((b: { name: string }) => (b.name === demo2.name ? quiet : b))]);
-  }, 90_000);
+    // Builds the gateway and all seven bundles with wrangler (one after another, 5-15 s each on 2 loaded cores) and
+    // starts them on workerd: 90 s ran out at load 7 once the mailbox bundle was added, so 240 s.
+  }, 240_000);
   afterAll(() => runtime?.stop());
 
   /** One JSON-RPC request through the gateway to ?servers=demo2, answered as JSON or as an event stream. */
