@@ -20,6 +20,7 @@ import {
   type WatchRequest,
   type WatchWord,
 } from "../contract/call-registry";
+import { PAD_LEASE_HOLDER, PAD_LEASE_MS, type PadLeaseApi } from "../contract/pad-lease";
 
 type State = "live" | "ended" | "cancelled" | "expired";
 
@@ -53,7 +54,7 @@ const ALARM_BATCH = 512;
 const LAYOUT = 2;
 const encoder = new TextEncoder();
 
-export class CallRegistry extends DurableObject implements CallRegistryApi {
+export class CallRegistry extends DurableObject implements CallRegistryApi, PadLeaseApi {
   private readonly watchers = new Map<string, Watcher>();
   private readonly held = new Map<string, Held>();
   /** Requests this object has served (stats() aside): the bench and tests hold the per-call cost to it. */
@@ -251,6 +252,33 @@ export class CallRegistry extends DurableObject implements CallRegistryApi {
   /** Local-development introspection (the gateway exposes it only with STRAD_DEV_ROUTES=1). */
   async stats(): Promise<{ served: number; live: number }> {
     return { served: this.served, live: this.liveCount() };
+  }
+
+  // ---- A pad's edit lease (contract/pad-lease.ts, docs/rules.md R-PAD-13), on an object of its own per pad. ----
+  // One row at most, checked and written with no await between, so two holders cannot both get it; an expired row
+  // is anyone's, so a holder that died frees the pad after its lease. Nothing here touches the calls or tokens.
+
+  private padLeases(): SqlStorage {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS pad_lease (holder TEXT NOT NULL, expires INTEGER NOT NULL)");
+    return sql;
+  }
+
+  async leasePad(holder: string, ttlMs: number): Promise<boolean> {
+    if (typeof holder !== "string" || !PAD_LEASE_HOLDER.test(holder) || !Number.isFinite(ttlMs)) return false;
+    const sql = this.padLeases();
+    const now = Date.now();
+    const held = sql.exec<{ holder: string; expires: number }>("SELECT holder, expires FROM pad_lease").toArray()[0];
+    if (held !== undefined && held.holder !== holder && held.expires > now) return false;
+    const ttl = Math.min(PAD_LEASE_MS.max, Math.max(PAD_LEASE_MS.min, Math.floor(ttlMs)));
+    sql.exec("DELETE FROM pad_lease");
+    sql.exec("INSERT INTO pad_lease (holder, expires) VALUES (?, ?)", holder, now + ttl);
+    return true;
+  }
+
+  async releasePad(holder: string): Promise<void> {
+    if (typeof holder !== "string") return;
+    this.padLeases().exec("DELETE FROM pad_lease WHERE holder = ?", holder);
   }
 
   override async alarm(): Promise<void> {

@@ -13,6 +13,7 @@ import { slugNamespace } from "../../contract/slug";
 import { cleanLine } from "../../contract/text";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import type { GatedWrite, WriteOptions, WriteWords } from "../kit/gate";
+import type { PadLease, TakeLease } from "./pads.lease";
 import { describeVerdict, HighWater, type LossVerdict, lossVerdict } from "./pads.loss";
 import { charLength, OpSeq, PadOpError } from "./pads.ot";
 
@@ -198,6 +199,8 @@ export class PadSession {
   private readonly barriers: Deferred<void>[] = [];
   private pendingEdit: { ack: Deferred<EditAck>; at: number } | undefined;
   private pendingLanguage: { language: string; ack: Deferred<void> } | undefined;
+  /** The lease the edit being sent holds, if it removes text (R-PAD-13). */
+  private lease: PadLease | undefined;
   /** The pad's high-water mark over the history this session has applied (docs/rules.md R-PAD-13). */
   private readonly water = new HighWater();
 
@@ -206,6 +209,7 @@ export class PadSession {
     private readonly socket: PadSocket,
     private readonly name: string,
     signal: AbortSignal,
+    private readonly takeLease: TakeLease | undefined,
   ) {
     socket.addEventListener("message", (event) => this.onMessage(event.data));
     socket.addEventListener("close", () => this.fail(new PadError("the connection to Rustpad closed")));
@@ -215,12 +219,15 @@ export class PadSession {
     socket.accept();
   }
 
-  /** Opens the pad (Rustpad creates it, empty, if it holds none) and waits until the session holds its whole history. */
-  static async open(base: URL, pad: string, signal: AbortSignal, name = "strad"): Promise<PadSession> {
+  /**
+   * Opens the pad (Rustpad creates it, empty, if it holds none) and waits until the session holds its whole history.
+   * `lease` takes the pad's edit lease (pads.lease.ts); without it the session sends no edit that removes text.
+   */
+  static async open(base: URL, pad: string, signal: AbortSignal, name = "strad", lease?: TakeLease): Promise<PadSession> {
     checkPadId(pad);
     if (signal.aborted) throw new PadError("the call was dropped before Rustpad was reached");
     const socket = await connect(endpoint(base, `/api/socket/${pad}`), signal);
-    const session = new PadSession(pad, socket, name, signal);
+    const session = new PadSession(pad, socket, name, signal, lease);
     await session.sync();
     return session;
   }
@@ -243,11 +250,11 @@ export class PadSession {
    * Waits until every edit Rustpad applied before now has reached this session: it says who it is (ClientInfo)
    * and waits for its own echo, which the server sends after any history it has not yet sent.
    */
-  async sync(): Promise<void> {
+  async sync(ms = PAD_TIMEOUT_MS): Promise<void> {
     const barrier = deferred<void>();
     this.barriers.push(barrier);
     this.send({ ClientInfo: { name: this.name, hue: 210 } });
-    await this.wait(barrier.promise, "Rustpad did not answer in time");
+    await this.wait(barrier.promise, "Rustpad did not answer in time", ms);
   }
 
   /**
@@ -255,6 +262,9 @@ export class PadSession {
    * Rustpad's acknowledgement. The frame leaves only from the door handed to `write`, which the gate opens once
    * every check has passed, and at most once. It names the revision it was built against, so an edit by someone
    * else that lands while the gate decides is merged by Rustpad, not mistaken for a base the edit never saw.
+   * An edit that removes text first takes the pad's lease, then syncs: if anything landed since the edit was
+   * measured, nothing is sent. The lease is held until Rustpad acknowledged the edit, so concurrent calls are
+   * measured one after another, each on the pad the one before left (docs/rules.md R-PAD-13).
    */
   async edit(op: OpSeq, write: GatedWrite, options: WriteOptions): Promise<EditAck> {
     this.check();
@@ -265,6 +275,8 @@ export class PadSession {
     // leaves on a write that does not need one (docs/rules.md R-PAD-13).
     const verdict = this.verdictFor(op);
     if (verdict.asks && options.needsApproval !== true) throw new PadError(`the edit needs a person's yes and was not sent: ${describeVerdict(verdict)}`);
+    const lease = op.deletedLen > 0 ? await this.leased(at) : undefined;
+    this.lease = lease;
     let ack: EditAck | undefined;
     let failed: PadError | undefined;
     const door = async (): Promise<Response> => {
@@ -276,9 +288,29 @@ export class PadSession {
         return new Response(null, { status: 502 });
       }
     };
-    await write(`rustpad://${this.pad}/edit`, { method: "POST" }, { ...options, words: PAD_WORDS, fetch: door });
-    if (ack === undefined) throw unconfirmed(failed);
+    try {
+      await write(`rustpad://${this.pad}/edit`, { method: "POST" }, { ...options, words: PAD_WORDS, fetch: door });
+    } finally {
+      this.lease = undefined;
+      // An edit that may have been sent and was not acknowledged may still be applied: its lease runs out, unfreed.
+      if (lease !== undefined && (ack !== undefined || failed === undefined || failed instanceof NotSent)) await lease.release();
+    }
+    if (ack === undefined) throw failed instanceof NotSent ? failed : unconfirmed(failed);
     return ack;
+  }
+
+  /** Takes the pad's lease and syncs under it; frees it and refuses when anything landed since revision `at`. */
+  private async leased(at: number): Promise<PadLease> {
+    if (this.takeLease === undefined) throw new PadError("this session cannot lease the pad, so an edit that removes text is not sent");
+    const lease = await this.takeLease(this.pad);
+    try {
+      await this.sync(Math.max(0, Math.min(PAD_TIMEOUT_MS, lease.until - Date.now())));
+      if (this.revision !== at) throw new PadError("the pad changed while the edit was being built, so nothing was sent; call again");
+      return lease;
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
   }
 
   /** Sets the pad's language through the send gate; Rustpad's broadcast of it is the acknowledgement. */
@@ -310,11 +342,16 @@ export class PadSession {
   private async sendEdit(op: OpSeq, at: number): Promise<EditAck> {
     this.check();
     if (this.pendingEdit !== undefined) throw new PadError("an edit is already in flight");
+    const lease = this.lease;
+    // The gate's claim took time: past the lease another edit may already be measured, so this one is not sent.
+    if (lease !== undefined && Date.now() >= lease.until) throw new NotSent("the pad's edit lease ran out before the edit could be sent; call again");
     const ack = deferred<EditAck>();
     this.pendingEdit = { ack, at };
     this.send({ Edit: { revision: at, operation: op.toJSON() } });
     try {
-      return await this.wait(ack.promise, "Rustpad did not acknowledge the edit in time");
+      // Under a lease, the acknowledgement is awaited only as long as the lease lasts (R-PAD-13).
+      const ms = lease === undefined ? PAD_TIMEOUT_MS : Math.max(0, Math.min(PAD_TIMEOUT_MS, lease.until - Date.now()));
+      return await this.wait(ack.promise, "Rustpad did not acknowledge the edit in time", ms);
     } finally {
       this.pendingEdit = undefined;
     }
@@ -346,13 +383,13 @@ export class PadSession {
     }
   }
 
-  private wait<T>(promise: Promise<T>, late: string): Promise<T> {
+  private wait<T>(promise: Promise<T>, late: string, ms = PAD_TIMEOUT_MS): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         const error = new PadError(late);
         this.fail(error);
         reject(error);
-      }, PAD_TIMEOUT_MS);
+      }, ms);
       promise.then(
         (value) => {
           clearTimeout(timer);
@@ -422,6 +459,9 @@ export class PadSession {
     }
   }
 }
+
+/** An edit refused before its frame left: nothing was sent, so the answer says so plainly. */
+class NotSent extends PadError {}
 
 function unconfirmed(failed: PadError | undefined): PadError {
   return new PadError(`${failed === undefined ? "Rustpad did not confirm the change" : failed.message}: it may or may not have been applied; read the pad (get_document) to see where it stands`);

@@ -5,7 +5,8 @@
 // Rustpad's history since the last edit that removed more than MAX_UNASKED_LOSS_CHARS, which strad never sends
 // unasked) bounds what small edits can do together: an edit that loses anything and would leave the pad under
 // MIN_KEPT_PERCENT of that mark asks. So no run of unasked edits, one after another, takes a pad from N characters to
-// under N/2. Edits racing on one revision are each judged on the pad they saw (docs/rules.md says what that leaves).
+// under N/2. Edits sent at the same moment take the pad's lease (pads.lease.ts), so each is measured on the pad the
+// one before left.
 // Pure: the session and the tools share it.
 
 /** An edit that loses more characters than this asks. */

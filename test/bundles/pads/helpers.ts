@@ -1,8 +1,10 @@
 // What the pads bundle's Node tests share: the Rustpad fake on a free port, a fetch that opens its WebSocket the way
-// workerd does, and a stand-in for the gateway's CallRegistry that keeps the call's claim and the two-call tokens
-// with the Durable Object's rules (durable-objects/call-registry.ts; the real one is tested on workerd).
+// workerd does, and a stand-in for the gateway's CallRegistry that keeps the call's claim, the two-call tokens and
+// the pads' edit leases with the Durable Object's rules (durable-objects/call-registry.ts; the real one is tested on
+// workerd).
 import { afterAll, afterEach, beforeAll, vi } from "vitest";
 import { MAX_LIVE_TOKENS, type MintedToken, TOKEN_PATTERN, TOKEN_TTL_MS, type TokenBinding, type TokenCheck } from "../../../contract/call-registry";
+import { PAD_LEASE_HOLDER, PAD_LEASE_MS } from "../../../contract/pad-lease";
 // @ts-expect-error: plain ESM helper without types
 import { socketFetch } from "../../fakes/rustpad/node-socket.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -83,8 +85,8 @@ export function freshPad(): string {
 }
 
 /**
- * The CallRegistry as the gate and the two-call token see it: a call's claim (once, while live), and tokens kept
- * with the Durable Object's rules. `now` can be moved on to expire tokens.
+ * The CallRegistry as the gate, the two-call token and the pads' edit lease see it: a call's claim (once, while
+ * live), tokens and leases kept with the Durable Object's rules. `clock.offset` moves time on to expire them.
  */
 export function fakeRegistry() {
   // The claim is the kit's stand-in's (test/bundles/kit/helpers/bundle.ts); the tokens are added beside it.
@@ -93,6 +95,9 @@ export function fakeRegistry() {
   const minted: { scope: string; ttlMs: number }[] = [];
   const clock = { offset: 0 };
   const now = () => Date.now() + clock.offset;
+  // One lease per object (the object is the pad): the real one's check and write, with no await between them.
+  const leases = new Map<string, { holder: string; expires: number }>();
+  const leaseLog: { name: string; won: boolean }[] = [];
   const ns = {
     idFromName: (name: string) => name,
     get: (scope: string) => ({
@@ -116,9 +121,22 @@ export function fakeRegistry() {
         row.used = true;
         return "ok";
       },
+      leasePad: async (holder: string, ttlMs: number): Promise<boolean> => {
+        // A round trip, as to the real object: calls made at the same moment reach it interleaved.
+        await new Promise((r) => setTimeout(r, 1));
+        const held = leases.get(scope);
+        const won = PAD_LEASE_HOLDER.test(holder) && Number.isFinite(ttlMs) && (held === undefined || held.holder === holder || held.expires <= now());
+        if (won) leases.set(scope, { holder, expires: now() + Math.min(PAD_LEASE_MS.max, Math.max(PAD_LEASE_MS.min, Math.floor(ttlMs))) });
+        leaseLog.push({ name: scope, won });
+        return won;
+      },
+      releasePad: async (holder: string): Promise<void> => {
+        await new Promise((r) => setTimeout(r, 1));
+        if (leases.get(scope)?.holder === holder) leases.delete(scope);
+      },
     }),
   };
-  return { ns, claims: calls.claims, minted, clock, live: calls.live };
+  return { ns, claims: calls.claims, minted, clock, live: calls.live, leases: leaseLog, held: () => [...leases].filter(([, l]) => l.expires > now()).map(([name]) => name) };
 }
 
 export const CALL = { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" };

@@ -10,6 +10,7 @@ import type { WriteOptions } from "../../../bundles/kit/gate";
 import { CALLER_VALUES_HEADING } from "../../../bundles/kit/prompt";
 import handler from "../../../bundles/pads/pads.app";
 import { PadSession, setOp } from "../../../bundles/pads/pads.client";
+import { padLeases } from "../../../bundles/pads/pads.lease";
 import { OpSeq } from "../../../bundles/pads/pads.ot";
 import { callBundle, listBundle } from "../kit/helpers/bundle";
 import { HostileServer } from "../kit/helpers/hostile-server";
@@ -321,7 +322,7 @@ describe("what an edit loses, whichever tool makes it (R-PAD-13)", () => {
   it("a session never sends an edit that needs a yes on a write that does not need one, whatever tool built it", async () => {
     const pad = freshPad();
     await seedPad(rustpad.fake(), pad, "x".repeat(300));
-    const session = await PadSession.open(new URL(rustpad.fake().url), pad, new AbortController().signal);
+    const session = await PadSession.open(new URL(rustpad.fake().url), pad, new AbortController().signal, "strad", padLeases({ CALLS: fakeRegistry().ns }, rustpad.fake().url));
     try {
       // A stand-in for the gate that opens the door it is handed, so only the session's own check stands in the way.
       const write = vi.fn(async (url: string, init: RequestInit, options: WriteOptions) => (options.fetch as NonNullable<WriteOptions["fetch"]>)(url, init));
