@@ -128,65 +128,73 @@ describe("a decision with edits", () => {
 const BROWSER_TEST_MS = 60_000;
 
 describe("the page", () => {
-  it("offers text boxes and tick boxes, shows a diff of what changed, unticks the confirm box on every edit, and Accept sends exactly the diff", async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    const { session, requestId } = await promptWith(FORM);
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-      await page.goto(session.reviewUrl);
-      const card = page.getByTestId("prompt").first();
-      await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
-      // The model's values as the form's defaults; a list is tick boxes only: no text box to add an entry.
-      expect(await card.locator('[data-testid="prompt-edit"][data-field="subject"]').inputValue()).toBe("Quarterly report");
-      expect(await card.locator('[data-testid="prompt-edit"][data-field="text"]').evaluate((e) => e.tagName)).toBe("TEXTAREA");
-      expect(await card.locator('[data-testid="prompt-edit"][data-field="to"]').count()).toBe(0);
-      const options = card.getByTestId("prompt-edit-option");
-      expect(await options.evaluateAll((els) => els.map((e) => [e.getAttribute("data-value"), (e as unknown as { checked: boolean }).checked]))).toEqual(TO.map((v) => [v, true]));
-      expect(await card.getByTestId("prompt-diff").isHidden()).toBe(true);
+  it(
+    "offers text boxes and tick boxes, shows a diff of what changed, unticks the confirm box on every edit, and Accept sends exactly the diff",
+    async () => {
+      mkdirSync(SHOTS, { recursive: true });
+      const { session, requestId } = await promptWith(FORM);
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+        await page.goto(session.reviewUrl);
+        const card = page.getByTestId("prompt").first();
+        await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+        // The model's values as the form's defaults; a list is tick boxes only: no text box to add an entry.
+        expect(await card.locator('[data-testid="prompt-edit"][data-field="subject"]').inputValue()).toBe("Quarterly report");
+        expect(await card.locator('[data-testid="prompt-edit"][data-field="text"]').evaluate((e) => e.tagName)).toBe("TEXTAREA");
+        expect(await card.locator('[data-testid="prompt-edit"][data-field="to"]').count()).toBe(0);
+        const options = card.getByTestId("prompt-edit-option");
+        expect(await options.evaluateAll((els) => els.map((e) => [e.getAttribute("data-value"), (e as unknown as { checked: boolean }).checked]))).toEqual(TO.map((v) => [v, true]));
+        expect(await card.getByTestId("prompt-diff").isHidden()).toBe(true);
 
-      await card.getByTestId("prompt-confirm").check();
-      await card.locator('[data-testid="prompt-edit"][data-field="subject"]').fill("Q3 report");
-      // The edit unticked the box: the tick comes after the last change.
-      expect(await card.getByTestId("prompt-confirm").isChecked()).toBe(false);
-      await card.locator('[data-testid="prompt-edit-option"][data-value="ada@example.com (name: Ada)"]').uncheck();
-      expect(await card.getByTestId("prompt-diff-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-field")))).toEqual(["to", "subject"]);
-      expect(await card.getByTestId("prompt-diff-removed").allTextContents()).toEqual(["ada@example.com (name: Ada)"]);
-      expect(await card.getByTestId("prompt-diff-before").allTextContents()).toEqual(["Quarterly report"]);
-      expect(await card.getByTestId("prompt-diff-after").allTextContents()).toEqual(["Q3 report"]);
-      expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept with these changes");
-      expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
-      await page.screenshot({ path: join(SHOTS, "review-edit-diff.png"), fullPage: true });
-      await card.getByTestId("prompt-confirm").check();
-      await card.getByTestId("prompt-accept").click();
-      await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
-      expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
-      expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
-    } finally {
-      await browser.close();
-    }
-  }, BROWSER_TEST_MS);
+        await card.getByTestId("prompt-confirm").check();
+        await card.locator('[data-testid="prompt-edit"][data-field="subject"]').fill("Q3 report");
+        // The edit unticked the box: the tick comes after the last change.
+        expect(await card.getByTestId("prompt-confirm").isChecked()).toBe(false);
+        await card.locator('[data-testid="prompt-edit-option"][data-value="ada@example.com (name: Ada)"]').uncheck();
+        expect(await card.getByTestId("prompt-diff-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-field")))).toEqual(["to", "subject"]);
+        expect(await card.getByTestId("prompt-diff-removed").allTextContents()).toEqual(["ada@example.com (name: Ada)"]);
+        expect(await card.getByTestId("prompt-diff-before").allTextContents()).toEqual(["Quarterly report"]);
+        expect(await card.getByTestId("prompt-diff-after").allTextContents()).toEqual(["Q3 report"]);
+        expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept with these changes");
+        expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
+        await page.screenshot({ path: join(SHOTS, "review-edit-diff.png"), fullPage: true });
+        await card.getByTestId("prompt-confirm").check();
+        await card.getByTestId("prompt-accept").click();
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+        expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
+        expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
+      } finally {
+        await browser.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
 
-  it("an edit undone leaves no diff, and Accept sends the confirm box alone", async () => {
-    const { session, requestId } = await promptWith(FORM);
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      await page.goto(session.reviewUrl);
-      const card = page.getByTestId("prompt").first();
-      await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
-      const subject = card.locator('[data-testid="prompt-edit"][data-field="subject"]');
-      await subject.fill("Something else");
-      expect(await card.getByTestId("prompt-diff").isHidden()).toBe(false);
-      await subject.fill("Quarterly report");
-      expect(await card.getByTestId("prompt-diff").isHidden()).toBe(true);
-      expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept");
-      await card.getByTestId("prompt-confirm").check();
-      await card.getByTestId("prompt-accept").click();
-      await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
-      expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
-    } finally {
-      await browser.close();
-    }
-  }, BROWSER_TEST_MS);
+  it(
+    "an edit undone leaves no diff, and Accept sends the confirm box alone",
+    async () => {
+      const { session, requestId } = await promptWith(FORM);
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(session.reviewUrl);
+        const card = page.getByTestId("prompt").first();
+        await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+        const subject = card.locator('[data-testid="prompt-edit"][data-field="subject"]');
+        await subject.fill("Something else");
+        expect(await card.getByTestId("prompt-diff").isHidden()).toBe(false);
+        await subject.fill("Quarterly report");
+        expect(await card.getByTestId("prompt-diff").isHidden()).toBe(true);
+        expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept");
+        await card.getByTestId("prompt-confirm").check();
+        await card.getByTestId("prompt-accept").click();
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+        expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
+      } finally {
+        await browser.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
 });

@@ -405,7 +405,9 @@ describe("each warning kind, planted and absent", () => {
   it("slug-refuses-unseeded: with --env, a secret not in mayBeUnseeded left unseeded makes only its own slug refuse", () => {
     const yaml = planted({ ask: '    confirmationHeaders:\n      CF-Access-Client-Id: "${EDGE_ID}"\n', more: remote("https://tools.example.com/mcp") });
     const r = report(yaml, { TOKEN_S: "0123456789abcdef" });
-    expect(r.warnings).toEqual([{ kind: "slug-refuses-unseeded", slugs: ["ask"], message: expect.stringContaining("servers[0].confirmationHeaders.CF-Access-Client-Id: secret EDGE_ID is not seeded") }]);
+    expect(r.warnings).toEqual([
+      { kind: "slug-refuses-unseeded", slugs: ["ask"], message: expect.stringContaining("servers[0].confirmationHeaders.CF-Access-Client-Id: secret EDGE_ID is not seeded") },
+    ]);
     expect(r.warnings[0]?.message).not.toMatch(/503|every \/mcp request/);
     // The slug beside it answers as it would with everything seeded (R-CONF-8): the gateway is not down.
     expect(r.slugs.map((s) => [s.slug, s.verdict])).toEqual([
