@@ -302,7 +302,7 @@ describe.concurrent("refusals of the script itself", { timeout: 60_000 }, () => 
     ["two rosters", ["a.yaml", "b.yaml"]],
   ])("refuses %s with the usage on stderr and exit 1", async (_what, args) => {
     const r = await run(...args);
-    expect(r).toMatchObject({ status: 1, stdout: "", stderr: "usage: npm run posture [roster] [--env <dotenv file>] [--json]\n" });
+    expect(r).toMatchObject({ status: 1, stdout: "", stderr: "usage: npm run posture [roster] [--env <dotenv file>] [--json] | --remote <gateway-url> [--json]\n" });
   });
 
   it("a missing roster or env file is named and exits 1", async () => {
