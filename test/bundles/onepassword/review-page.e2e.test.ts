@@ -27,11 +27,12 @@ describe("the review page", () => {
     // The ids are the caller's; the vault, title and field names were read from 1Password, and the card says so (issue 26).
     expect(labels.map((l, i) => [l, values[i]])).toEqual([
       ["Asked for:", `${IDS.engineering}/${IDS.github}`],
-      ["", ""],
-      ["", READ_VALUES_HEADING],
       ["Item:", `Engineering / GitHub (${IDS.github})`],
       ["Reveals:", "password, notesPlain"],
     ]);
+    // The read heading is a line of the card between the two lists, never a boxed value of the caller's.
+    expect((await card.getByTestId("prompt-line").allTextContents()).at(-1)).toBe(READ_VALUES_HEADING);
+    expect(await card.getByTestId("prompt-values").evaluateAll((dls) => dls.map((dl) => dl.querySelectorAll("dd").length))).toEqual([1, 2]);
     // The card names the field; it never shows a value.
     expect(await card.innerText()).not.toContain(SECRET_PREFIX);
     await page.screenshot({ path: join(SHOTS, "review-onepassword-reveal.png"), fullPage: true });
