@@ -210,6 +210,11 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       return finish(checked, "cancel_relayed");
     }
 
+    // A caller gone before its call is read has nobody to answer and nothing may run for it: the SDK's transport
+    // follows only a disconnect that comes later, so an already aborted request ends here on every lane.
+    if (msg.method === "tools/call" && c.req.raw.signal.aborted) {
+      return finish(rpcError(200, RpcCode.Cancelled, "the caller went away before its call was read", id), "upstream_aborted");
+    }
     // The lane may leave a call it made to the SDK with its result (gw.settled): the SDK's server answers with that.
     const quick = lane ? await fastLane(c.req.raw, msg, gw) : undefined;
     if (quick !== undefined) {

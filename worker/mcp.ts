@@ -209,7 +209,10 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   };
   const timer = setTimeout(() => abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs: server.timeoutMs })), server.timeoutMs);
   const onCallerGone = () => abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller went away" }));
-  call.signal.addEventListener("abort", onCallerGone, { once: true });
+  // A caller can be gone before its call is read (workerd aborts the request's signal on a disconnect, whenever it
+  // comes): an "abort" listener added then never fires, so an aborted signal is taken as the event itself.
+  if (call.signal.aborted) onCallerGone();
+  else call.signal.addEventListener("abort", onCallerGone, { once: true });
 
   const meta: Record<string, unknown> = {};
   let stopWatch: (() => void) | undefined;

@@ -77,6 +77,9 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
   if (typeof name === "string") headers["mcp-name"] = name;
 
   const url = server.kind === "bundle" ? `https://bundle.internal${server.path ?? "/"}` : (server.url as string);
+  // Nothing goes out for a call already ended (its caller gone, its deadline passed): a fetcher handed an aborted
+  // signal is not trusted to refuse it.
+  if (req.signal.aborted) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_UNREACHABLE" }) };
   let response: Response;
   try {
     response = await req.fetcher(url, {

@@ -6,7 +6,7 @@ import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
-import { binding, executionContext } from "./helpers/gateway";
+import { binding, executionContext, untilAborted } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -26,7 +26,7 @@ const noCtx = executionContext();
 /** The echo bundle's own Worker handler behind a stand-in service binding. */
 const ECHO = binding((request) => Promise.resolve((echo.fetch as NonNullable<typeof echo.fetch>)(request as never, {}, noCtx)));
 /** A mount that never answers until its request is aborted. */
-const SLOW = binding((request) => new Promise((_resolve, reject) => request.signal.addEventListener("abort", () => reject(new Error("aborted")))));
+const SLOW = binding((request) => untilAborted(request.signal));
 /** A mount that fails with a body that must never reach a caller. */
 const BROKEN = binding(async () => new Response("broken-secret-body", { status: 502 }));
 /** The call registry must not be touched by anything here. */

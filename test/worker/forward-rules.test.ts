@@ -10,6 +10,7 @@ import { type CallContext, forwardCall, type GatewayEnv, type GatewayRequest } f
 import { parseRoster } from "../../worker/roster";
 import { selectServers } from "../../worker/selection";
 import { AbortReason } from "../../worker/upstream";
+import { untilAborted } from "./helpers/gateway";
 
 const parsed = parseRoster(`callers:
   - { id: s, kind: session, roles: [user], tokenSecret: T }
@@ -43,7 +44,7 @@ async function forward(params: Record<string, unknown>, call: Partial<CallContex
 }
 
 const answered = async () => Response.json({ jsonrpc: "2.0", id: 1, result: { content: [] } });
-const hanging = (signal: AbortSignal) => new Promise<Response>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+const hanging = untilAborted;
 
 describe("issue 13 #18: forwardCall's rules, each named when it breaks", () => {
   it("issue 13 #18: R-FWD-2 — the caller's own _meta never reaches the upstream, not even its progress token", async () => {

@@ -8,6 +8,7 @@ import { forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/
 import { parseRoster } from "../../worker/roster";
 import { selectServers } from "../../worker/selection";
 import { AbortReason } from "../../worker/upstream";
+import { untilAborted } from "./helpers/gateway";
 
 const parsed = parseRoster(`callers:
   - { id: s, kind: session, roles: [user], tokenSecret: T }
@@ -56,7 +57,7 @@ async function forwardTo(slug: string, answer: (signal: AbortSignal) => Promise<
 }
 
 /** A bundle that answers only when its request is aborted, with the abort's reason. */
-const hanging = (signal: AbortSignal) => new Promise<Response>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+const hanging = untilAborted;
 
 /** An event stream that sends `frames` and then stays open, as a bundle still working would. */
 function openStream(frames: string): Response {

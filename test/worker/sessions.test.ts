@@ -4,7 +4,7 @@
 // reaches only its own session's call. The call registry is a stand-in that keeps live keys as the real one does.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createGateway } from "../../worker/app";
-import { ALICE_TOKEN, aliceRoster, binding, executionContext, LOOPBACK_PREFIX } from "./helpers/gateway";
+import { ALICE_TOKEN, aliceRoster, binding, executionContext, LOOPBACK_PREFIX, untilAborted } from "./helpers/gateway";
 
 const TOKEN = ALICE_TOKEN;
 const A = `${LOOPBACK_PREFIX}session-a`;
@@ -16,7 +16,7 @@ const ROSTER = aliceRoster([
 ]);
 
 /** A mount that never answers until its request is aborted. */
-const SLOW = binding((request) => new Promise((_resolve, reject) => request.signal.addEventListener("abort", () => reject(new Error("aborted")))));
+const SLOW = binding((request) => untilAborted(request.signal));
 
 /** The registry's rules that matter here: one live record per key, a cancel ends the live record it names and tells its watcher. */
 function registry() {

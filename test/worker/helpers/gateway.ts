@@ -19,7 +19,19 @@ export function executionContext(): Ctx {
   } as unknown as Ctx;
 }
 
-export const binding = (handler: (request: Request) => Promise<Response>) => ({ fetch: (url: string, init: RequestInit) => handler(new Request(url, init)) });
+const held = new Set<Request>();
+/**
+ * A stand-in service binding. The Request is held until its answer settles: undici links a Request's signal to the
+ * caller's through a weak reference that only the Request itself keeps alive, so a Request the garbage collector took
+ * mid-call would never see its caller abort, and a handler waiting for that would hang (it did, at random, under load).
+ */
+export const binding = (handler: (request: Request) => Promise<Response>) => ({
+  fetch: (url: string, init: RequestInit) => {
+    const request = new Request(url, init);
+    held.add(request);
+    return handler(request).finally(() => held.delete(request));
+  },
+});
 
 /** The one caller these tests authenticate as, and the roster around the servers a test mounts. */
 export const ALICE_TOKEN = "alice-token-0123456789abcdef";
@@ -42,4 +54,15 @@ ${servers.map((s) => `  - ${s}\n`).join("")}`;
  */
 export function gatewayServersIn(connect: { mock: { contexts: unknown[] } }): number {
   return connect.mock.contexts.filter((server) => (server as { _serverInfo?: { name?: string } })._serverInfo?.name === GATEWAY_INFO.name).length;
+}
+
+/**
+ * An upstream that never answers until its request is aborted, as fetch() behaves: a signal already aborted when the
+ * call is made rejects at once (an "abort" listener added then would never fire, and the call would hang).
+ */
+export function untilAborted(signal: AbortSignal): Promise<Response> {
+  return new Promise<Response>((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 }

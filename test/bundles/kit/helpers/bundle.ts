@@ -57,9 +57,17 @@ function bundleServer(mount: string): ServerEntry {
   return { slug: mount, kind: "bundle", bundle: "BUNDLE", path: `/${mount}` } as unknown as ServerEntry;
 }
 
+const inFlight = new Set<Request>();
+
 function fetcherFor(handler: Handler, env: Record<string, unknown>) {
   const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
-  return (url: string, init: RequestInit) => Promise.resolve((handler.fetch as NonNullable<Handler["fetch"]>)(new Request(url, init) as never, env, ctx));
+  // The Request is kept until its answer settles: undici links its signal to the caller's only while the Request
+  // lives (test/worker/helpers/gateway.ts, binding), and a bundle follows that signal to see its caller leave.
+  return (url: string, init: RequestInit) => {
+    const request = new Request(url, init);
+    inFlight.add(request);
+    return Promise.resolve((handler.fetch as NonNullable<Handler["fetch"]>)(request as never, env, ctx)).finally(() => inFlight.delete(request));
+  };
 }
 
 export async function callBundle(handler: Handler, call: BundleCall): Promise<BundleAnswer> {
