@@ -1,11 +1,18 @@
 import { defineConfig } from "vitest/config";
 // @ts-expect-error: plain ESM list without types
-import { PROCESS_TEST_FILES } from "./test/processes.mjs";
+import { MODULE_MOCK_FILES, PROCESS_TEST_FILES } from "./test/processes.mjs";
 
 // Three projects: "unit" runs pure modules in Node; "processes" runs the unit-level files that start a process or a
 // runtime (the CallRegistry Durable Object and single Workers on workerd through Miniflare, wrangler, tsx scripts,
 // Dovecot); "e2e" drives the whole local stack (real Workers, real Durable Objects, real service bindings), built as
 // deployed and run on workerd through Miniflare by its global setup.
+// vitest's default is one worker fewer than the cores: one on this 2-core machine, so every file ran alone while the
+// machine mostly waited (load about 1 through a whole run: files that start wrangler, workerd or Dovecot spend most
+// of their time waiting for them). Three files at a time keep both cores busy. The unit and processes projects share
+// the number, as vitest runs projects with the same number side by side in one group. The e2e project runs one file
+// at a time (one stack, fixed ports); `npm test` (scripts/test.mjs) runs it in a vitest of its own beside the others.
+const UNIT_WORKERS = Number(process.env.STRAD_TEST_WORKERS ?? 3);
+
 export default defineConfig({
   test: {
     projects: [
@@ -20,13 +27,18 @@ export default defineConfig({
             "test/approvals/**/*.unit.test.ts",
             "test/scripts/**/*.test.ts",
           ],
-          exclude: PROCESS_TEST_FILES,
+          exclude: [...PROCESS_TEST_FILES, ...MODULE_MOCK_FILES],
+          setupFiles: ["test/setup/between-files.ts"],
+          maxWorkers: UNIT_WORKERS,
+          // Pure modules: a worker keeps what it imported (the SDK, zod, the gateway) from one file to the next instead
+          // of importing it all again per file, which halved this project's time (mocks are restored after each test).
+          isolate: false,
         },
       },
       {
         test: {
           name: "processes",
-          include: PROCESS_TEST_FILES,
+          include: [...PROCESS_TEST_FILES, ...MODULE_MOCK_FILES],
           // Starting workerd, wrangler or a tsx script takes 1-10 s on this 2-core machine while the rest of the suite
           // runs beside it (measured: a tsx script 1-4 s, a Worker's first answer up to 10 s at load 10), and a test
           // often starts two. vitest's 5 s default failed such tests under load though nothing was wrong, so a test
@@ -34,6 +46,7 @@ export default defineConfig({
           // seen; a test that needs longer says so itself, with its reason.
           testTimeout: 60_000,
           hookTimeout: 180_000,
+          maxWorkers: UNIT_WORKERS,
         },
       },
       {

@@ -15,7 +15,7 @@
 // (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts any Workers
 // under `wrangler dev`; tests of one Worker start it alone on free ports.
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -176,7 +176,11 @@ export function withoutRoutes(config) {
   if (kept.length === lines.length) return config;
   if (lines.some((line) => /^\s*\[\[?routes\]?\]/.test(line))) throw new Error(`${config}: write its routes as one \`routes = [...]\` line, which the dev stack leaves out`);
   const copy = join(dirname(path), `.dev-${basename(path)}`);
-  writeFileSync(copy, kept.join("\n"));
+  // Written whole and renamed into place: test files running side by side each make this copy, and one must never
+  // read another's half-written file.
+  const partial = `${copy}.${process.pid}.${Date.now()}.partial`;
+  writeFileSync(partial, kept.join("\n"));
+  renameSync(partial, copy);
   return copy;
 }
 

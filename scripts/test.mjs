@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm test`'s runner, after the lint. The e2e project runs one file at a time against the one local stack on fixed
+// ports, and most of its time is waiting (a person's clock, a deadline, a drop); the unit and processes projects run
+// several files at a time; the typecheck is CPU alone. vitest runs its projects one group after another, so here the
+// typecheck and the two halves of the suite run side by side as processes of their own, each line tagged with its
+// part. The run fails when any part fails; Ctrl-C stops them all.
+// With arguments (`npm test -- test/worker/codes.test.ts`), it is the typecheck, then one plain `vitest run` with them.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const VITEST = fileURLToPath(new URL("../node_modules/.bin/vitest", import.meta.url));
+const TSC = fileURLToPath(new URL("../node_modules/.bin/tsc", import.meta.url));
+const args = process.argv.slice(2);
+
+const typecheck = { tag: "[tsc] ", command: TSC, argv: ["-p", "."] };
+const parts =
+  args.length > 0
+    ? [{ ...typecheck, tag: "" }]
+    : [typecheck, { tag: "[e2e] ", command: VITEST, argv: ["run", "--project", "e2e"] }, { tag: "[unit] ", command: VITEST, argv: ["run", "--project", "unit", "--project", "processes"] }];
+
+const children = parts.map(({ tag, command, argv }) => {
+  const child = spawn(command, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ]) {
+    let rest = "";
+    from.setEncoding("utf8");
+    from.on("data", (text) => {
+      const lines = (rest + text).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) to.write(`${tag}${line}\n`);
+    });
+    from.on("end", () => {
+      if (rest !== "") to.write(`${tag}${rest}\n`);
+    });
+  }
+  return { tag, done: new Promise((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal === null ? 1 : 128)))), child };
+});
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    for (const { child } of children) child.kill(signal);
+  });
+}
+
+const codes = await Promise.all(children.map((c) => c.done));
+const failed = children.filter((_, i) => codes[i] !== 0);
+if (failed.length > 0) {
+  process.stderr.write(`npm test: failed in ${failed.map((c) => c.tag.trim() || "the typecheck").join(", ")}\n`);
+  process.exit(1);
+}
+if (args.length > 0) {
+  const single = spawn(VITEST, ["run", ...args], { cwd: ROOT, stdio: "inherit", env: process.env });
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => single.kill(signal));
+  single.on("close", (code) => process.exit(code ?? 1));
+} else {
+  process.exit(0);
+}
