@@ -2,16 +2,17 @@
 // object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
 // Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
 import { z } from "zod";
-import { MAX_PROMPT_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
+import { MAX_FORM_PROPERTIES, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, MAX_PROMPT_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
 
-export { REQUEST_ID };
+// The list caps are contract/elicitation.ts's, which the kit's form builder holds to as well (R-EDIT-2).
+export { MAX_LIST_OPTIONS, MAX_OPTION_CHARS, REQUEST_ID };
 
 /** The kit's own cap (contract/elicitation.ts): whatever prompt a bundle can legally build, the service takes and shows whole (docs/rules.md R-LIMIT-1). */
 export const MAX_MESSAGE_BYTES = MAX_PROMPT_BYTES;
 export const MAX_TTL_MS = 24 * 3600 * 1000;
 /** Clock skew tolerated on the 24-hour bound; the past is refused outright. */
 export const EXPIRY_SKEW_MS = 60_000;
-export const MAX_PROPERTIES = 32;
+export const MAX_PROPERTIES = MAX_FORM_PROPERTIES;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** JSON as it crosses the Durable Object's RPC boundary. */
@@ -29,9 +30,6 @@ export interface NewPrompt {
 const Primitive = z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]);
 /** A text field's default may be long (a mail's body the person may correct); the create's byte cap bounds it (R-LIMIT-2). */
 export const MAX_DEFAULT_CHARS = 64 * 1024;
-/** A list the person may narrow offers at most this many entries, each at most MAX_OPTION_CHARS (bundles/kit/edits.ts holds to both). */
-export const MAX_LIST_OPTIONS = 64;
-export const MAX_OPTION_CHARS = 1024;
 const Option = z.string().max(MAX_OPTION_CHARS);
 // Flat: a property's keywords are primitives or lists of primitives (enum), never a nested schema; the one exception is
 // the elicitation's multi-select list, whose `items` names the entries a person may keep (docs/rules.md R-EDIT-2).
@@ -42,7 +40,9 @@ const ScalarProperty = z
     description: z.string().max(1024).optional(),
     default: z.union([z.string().max(MAX_DEFAULT_CHARS), z.number(), z.boolean()]).optional(),
   })
-  .catchall(z.union([Primitive, z.array(Primitive).max(64)]));
+  .catchall(z.union([Primitive, z.array(Primitive).max(MAX_LIST_OPTIONS)]))
+  // A pick-one field (enum) lists its choices, and its default is one of them (R-EDIT-2).
+  .refine((p) => !Array.isArray(p.enum) || p.default === undefined || (p.enum as unknown[]).includes(p.default), "a pick-one field's default must be one of its choices");
 const ListProperty = z
   .object({
     type: z.literal("array"),
@@ -110,7 +110,7 @@ function pathText(path: readonly PropertyKey[]): string {
  */
 export const MAX_DECISION_BYTES = 48 * 1024;
 
-type SchemaProperty = { type?: unknown; maxLength?: unknown; maxItems?: unknown; items?: { enum?: unknown } };
+type SchemaProperty = { type?: unknown; maxLength?: unknown; maxItems?: unknown; enum?: unknown; items?: { enum?: unknown } };
 
 export type EditsCheck = { ok: true; content: { [key: string]: Json } } | { ok: false; reason: string };
 
@@ -119,7 +119,7 @@ const codePoints = (text: string) => [...text].length;
 /**
  * A person's edits on an accept, held to the prompt's own form (docs/rules.md R-EDIT-2): only its properties (never
  * "confirm", which the box answers), text within its maxLength, a list holding only the form's entries, a number or
- * boolean of its type. The bundle checks again, against the tool's own rules; this keeps the page honest.
+ * boolean of its type, a pick-one text one of its choices. The bundle checks again, against the tool's own rules; this keeps the page honest.
  */
 export function checkEdits(schema: { [key: string]: Json }, edits: unknown): EditsCheck {
   if (edits === undefined || edits === null) return { ok: true, content: {} };
@@ -133,6 +133,8 @@ export function checkEdits(schema: { [key: string]: Json }, edits: unknown): Edi
     if (property.type === "string") {
       if (typeof value !== "string") return { ok: false, reason: `${field} must be text` };
       if (typeof property.maxLength === "number" && codePoints(value) > property.maxLength) return { ok: false, reason: `${field} is longer than the ${property.maxLength} characters it takes` };
+      // A pick-one field (the protocol's single-select enum) takes one of its listed values and nothing else.
+      if (Array.isArray(property.enum) && !property.enum.includes(value)) return { ok: false, reason: `${field} must be one of the choices the form lists` };
     } else if (property.type === "array") {
       const allowed = Array.isArray(property.items?.enum) ? (property.items.enum as unknown[]) : [];
       if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && allowed.includes(v))) return { ok: false, reason: `${field} may hold only the entries the form lists` };

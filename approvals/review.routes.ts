@@ -36,14 +36,14 @@ export interface PromptView {
 
 export interface FieldView {
   name: string;
-  kind: "text" | "list";
+  kind: "text" | "list" | "choice";
   title: string | null;
   description: string | null;
   maxLength: number | null;
   /** A long text (no maxLength, or one past a line's worth, or a default over several lines) is a text area. */
   multiline: boolean;
   default: string | string[];
-  /** A list's entries, each of which the person may keep or leave out. */
+  /** A list's entries, each of which the person may keep or leave out; a choice's, of which the person picks one. */
   options: string[] | null;
 }
 
@@ -57,7 +57,11 @@ function fieldsOf(schema: PromptRecord["requestedSchema"]): FieldView[] {
     if (name === "confirm") continue;
     const title = typeof p.title === "string" ? p.title : null;
     const description = typeof p.description === "string" ? p.description : null;
-    if (p.type === "string") {
+    if (p.type === "string" && Array.isArray(p.enum)) {
+      // A pick-one field: a select of exactly its listed choices (R-EDIT-8).
+      const options = (p.enum as unknown[]).filter((o): o is string => typeof o === "string");
+      fields.push({ name, kind: "choice", title, description, maxLength: null, multiline: false, default: typeof p.default === "string" ? p.default : (options[0] ?? ""), options });
+    } else if (p.type === "string") {
       const value = typeof p.default === "string" ? p.default : "";
       const maxLength = typeof p.maxLength === "number" ? p.maxLength : null;
       fields.push({ name, kind: "text", title, description, maxLength, multiline: maxLength === null || maxLength > ONE_LINE_CHARS || /[\r\n]/.test(value), default: value, options: null });

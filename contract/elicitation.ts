@@ -40,6 +40,16 @@ export const CONFIRM_SCHEMA = {
  */
 export const MAX_PROMPT_BYTES = 48 * 1024;
 
+/**
+ * A list a person may narrow, or pick one of, offers at most this many distinct entries, each at most MAX_OPTION_CHARS
+ * characters: the kit's form builder (bundles/kit/edits.ts) leaves a longer list off the card, and the approval service
+ * (approvals/prompt.ts) refuses one. One pair of numbers, so the two sides cannot drift (docs/rules.md R-EDIT-2).
+ */
+export const MAX_LIST_OPTIONS = 64;
+export const MAX_OPTION_CHARS = 1024;
+/** A form holds at most this many properties, the confirm box included: the kit offers no more, the service takes no more. */
+export const MAX_FORM_PROPERTIES = 32;
+
 /** JSON may write any character of a message as a `\uXXXX` escape: at most six bytes of JSON for every byte of UTF-8. */
 export const JSON_BYTES_PER_MESSAGE_BYTE = 6;
 /** Everything in a create body besides its message: the requested schema, `_meta`, the framing (the service's whole cap before R-LIMIT-1). */

@@ -107,7 +107,20 @@
       var wrap = el("div", { class: "edit", "data-testid": "prompt-edit-field", "data-field": f.name });
       wrap.appendChild(el("span", { class: "edit-title" }, f.title || f.name));
       if (f.description) wrap.appendChild(el("span", { class: "edit-description" }, f.description));
-      if (f.kind === "text") {
+      if (f.kind === "choice") {
+        // A pick-one field is a select of exactly the listed choices: nothing else can be entered (R-EDIT-8).
+        const select = el("select", { "data-testid": "prompt-edit", "data-field": f.name, "aria-label": f.title || f.name });
+        f.options.forEach((option) => {
+          const item = el("option", {}, option);
+          item.value = option;
+          select.appendChild(item);
+        });
+        select.value = f.default;
+        const initial = select.value;
+        select.addEventListener("change", onChange);
+        wrap.appendChild(select);
+        readers.push({ field: f, changed: () => select.value !== initial, value: () => select.value, before: () => initial, all: [select] });
+      } else if (f.kind === "text") {
         const input = el(f.multiline ? "textarea" : "input", { "data-testid": "prompt-edit", "data-field": f.name, spellcheck: "false", "aria-label": f.title || f.name });
         if (f.multiline) input.setAttribute("rows", "6");
         else input.setAttribute("type", "text");

@@ -23,6 +23,8 @@ export interface NewFlow {
   payload: string;
   /** SHA-256 (hex) the approval is bound to: the request id, the purpose and the payload (bundles/kit/fingerprint.ts). */
   fingerprint: string;
+  /** The card's digest as the approval service received it (bundles/kit/audit.ts cardDigest): every later line carries it (R-EDIT-6). */
+  card?: string | null;
   createdAt: number;
   expiresAt: number;
 }
@@ -70,6 +72,7 @@ type Row = {
   purpose: string;
   payload: string;
   fingerprint: string;
+  card: string | null;
   created_at: number;
   expires_at: number;
   status: string;
@@ -87,6 +90,7 @@ function toRecord(r: Row): FlowRecord {
     purpose: r.purpose,
     payload: r.payload,
     fingerprint: r.fingerprint,
+    card: r.card ?? null,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     status: r.status as FlowStatus,
@@ -102,7 +106,10 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
     this.ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS flows (
       id TEXT PRIMARY KEY, request_id TEXT NOT NULL, caller TEXT NOT NULL, session TEXT NOT NULL, purpose TEXT NOT NULL,
       payload TEXT NOT NULL, fingerprint TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-      status TEXT NOT NULL, approver TEXT, settled_at INTEGER, applied_at INTEGER)`);
+      status TEXT NOT NULL, approver TEXT, settled_at INTEGER, applied_at INTEGER, card TEXT)`);
+    // A store made before the card's digest was kept gains the column; its earlier requests carry null (R-EDIT-6).
+    const columns = this.ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(flows)").toArray();
+    if (!columns.some((c) => c.name === "card")) this.ctx.storage.sql.exec("ALTER TABLE flows ADD COLUMN card TEXT");
   }
 
   private row(id: string): FlowRecord | undefined {
@@ -118,8 +125,8 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
     const kept = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM flows").one().n;
     if (kept >= MAX_KEPT_PER_CALLER) return { ok: false, reason: "full" };
     this.ctx.storage.sql.exec(
-      `INSERT INTO flows (id, request_id, caller, session, purpose, payload, fingerprint, created_at, expires_at, status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+      `INSERT INTO flows (id, request_id, caller, session, purpose, payload, fingerprint, card, created_at, expires_at, status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
       flow.id,
       flow.requestId,
       flow.caller,
@@ -127,6 +134,7 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
       flow.purpose,
       flow.payload,
       flow.fingerprint,
+      flow.card ?? null,
       flow.createdAt,
       flow.expiresAt,
     );

@@ -9,7 +9,7 @@ import { META_REVIEW_URL } from "../../contract/elicitation";
 import { slugNamespace } from "../../contract/slug";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import { type ApprovalError, createPrompt, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, LONG_POLL_WAIT_S, type PromptPolled, pollPrompt } from "../kit/approval-client";
-import { type AuditReason, audit, auditTrail } from "../kit/audit";
+import { type AuditReason, audit, auditTrail, cardDigest, decisionTrail } from "../kit/audit";
 import { auditRefusal, msFromEnv, noAnswerLine, preflight } from "../kit/confirm";
 import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
 import { GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
@@ -163,6 +163,9 @@ async function ownRequest(r: Ready, elicitationId: string): Promise<{ ok: true; 
     trail.fingerprint = record.fingerprint;
     trail.approver = record.approver;
   }
+  // Every later line of the request carries the digest of the card the person was shown (docs/rules.md R-EDIT-6).
+  const decision = decisionTrail(r.scope);
+  if (decision !== undefined) decision.card = record.card ?? null;
   return { ok: true, record };
 }
 
@@ -284,6 +287,11 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
     }
     throw error;
   }
+  const requestedSchema = {
+    type: "object",
+    properties: { confirm: { type: "boolean", title: "Approve", description: "Tick to let the agent carry out exactly this payload, once." } },
+    required: ["confirm"],
+  };
   const flow: NewFlow = {
     id,
     requestId: proposed,
@@ -292,6 +300,8 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
     purpose: args.purpose,
     payload: payload.text,
     fingerprint: await fingerprint(flowBinding({ id, purpose: args.purpose, payload: payload.text })),
+    // The card exactly as the approval service will receive it: its digest goes on every line from `asked` on (R-EDIT-6).
+    card: await cardDigest(message, requestedSchema),
     createdAt: now,
     expiresAt,
   };
@@ -305,11 +315,7 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
     url: r.url,
     headers: r.headers,
     message,
-    requestedSchema: {
-      type: "object",
-      properties: { confirm: { type: "boolean", title: "Approve", description: "Tick to let the agent carry out exactly this payload, once." } },
-      required: ["confirm"],
-    },
+    requestedSchema,
     toolName: r.call.toolName,
     requestId: proposed,
     expiresAt,
@@ -329,6 +335,8 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
     trail.request = created.requestId;
     trail.fingerprint = flow.fingerprint;
   }
+  const decision = decisionTrail(r.scope);
+  if (decision !== undefined) decision.card = flow.card ?? null;
   audit("asked", {}, r.scope);
   // No URL-mode prompt reaches the host through the stateless gateway (ARCHITECTURE.md, "Approval Flow").
   return json({

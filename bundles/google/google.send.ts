@@ -348,7 +348,8 @@ export function sendPrompt(target: SendTarget): PromptSpec {
   const count = target.to.length + target.cc.length + target.bcc.length;
   return {
     heading: `This will send an email from ${target.from} to ${count} recipient(s)${target.attachments.length > 0 ? ` with ${target.attachments.length} attachment(s)` : ""}.`,
-    consequence: "A sent email cannot be recalled. The recipients, subject and attachments below are exactly what will go out; the body is not shown.",
+    consequence:
+      "A sent email cannot be recalled. The recipients, subject and attachments below are exactly what will go out; the body is shown in the form with this card, to read and correct before accepting (a body too long for the form is not shown).",
     values: [
       ...lines("To", target.to.map(shownAddress)),
       ...lines("Cc", target.cc.map(shownAddress)),

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { callRefOf } from "../kit/confirm";
 import { fingerprint as digest, type FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
-import { always, checkFallback, type DeclaredAnnotations, declareGuard, type Guard, type GuardKind, never, refusal, runGuarded } from "../kit/guard";
+import { always, checkFallback, type DeclaredAnnotations, declareGuard, editPlanFor, type Guard, type GuardKind, never, refusal, runGuarded } from "../kit/guard";
 import { buildPrompt, PromptRefusal } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { actedOnTokenLine, tokenStep, twoCallTokenShape } from "../kit/token";
@@ -145,6 +145,9 @@ function mailTool<S extends z.ZodObject>(
   }) as never);
 }
 
+/** A mailbox that can hold messages: not a \Noselect or \NonExistent name in the hierarchy. */
+const selectable = (flags: readonly string[]) => !flags.some((f) => ["\\noselect", "\\nonexistent"].includes(f.toLowerCase()));
+
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 /** The messages a call names, in a mailbox opened for writing; every UID must be there, or nobody is asked. */
@@ -243,35 +246,52 @@ export function mailboxServer(mount: string, env: Record<string, unknown> = {}):
   );
 
   // ---- move_messages: always asks, move and copy under different keys ----
-  const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" }, TransferTarget> => ({
-    rule: always,
-    fallback: "token",
-    resolve: async (a) => {
-      if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
-      const target = await messagesTarget(session, mount, a.mailbox, a.uids);
-      const client = await session.client();
-      // The destination must exist: a move never creates the folder it hands messages to.
-      const dest = await client.status(a.destination).catch(() => {
-        throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
-      });
-      return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
-    },
-    fingerprint: transferFingerprint,
-    prompt: transferPrompt,
-    describe: describeMessages,
-    act: async (t, write) => {
-      try {
-        const client = await session.client();
-        const moved = await through(write, mount, t.mode, { binds: transferFingerprint(t), needsApproval: true }, () => client.transfer(t.mode, t.uids, t.destination));
-        const done = t.mode === "move" ? "Moved" : "Copied";
-        const uidsNow =
-          moved === undefined ? "" : ` Their UIDs in "${t.destination}": ${moved.destination.map(([a, b]) => (a === b ? `${a}` : `${a}:${b}`)).join(",")} (UIDVALIDITY ${moved.uidValidity}).`;
-        return { content: [{ type: "text", text: `${done} ${plural(t.uids.length, "message")} from "${t.mailbox}" to "${t.destination}" (UIDs ${t.uids.join(", ")}).${uidsNow}` }] };
-      } catch (error) {
-        return failed(error);
-      }
-    },
+  const moveSchema = z.object({
+    mailbox: mailboxName("The mailbox holding the messages."),
+    uids,
+    destination: mailboxName("The mailbox to move or copy them into; it must exist."),
+    mode: z.enum(["move", "copy"]).optional().describe("move (default) takes them out of the source; copy leaves them there too."),
+    ...twoCallTokenShape,
   });
+  const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" }, TransferTarget> => {
+    // The folders the person may pick instead of the model's destination (docs/rules.md R-MAIL-12), listed by the
+    // call's first resolve, which runs before the form is built; the person's pick is resolved and bound like a model's.
+    let folders: string[] | undefined;
+    return {
+      rule: always,
+      fallback: "token",
+      editable: { destination: { mode: "pick", label: "Into mailbox", choices: () => folders } },
+      resolve: async (a) => {
+        if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
+        const target = await messagesTarget(session, mount, a.mailbox, a.uids);
+        const client = await session.client();
+        // The destination must exist: a move never creates the folder it hands messages to.
+        const dest = await client.status(a.destination).catch(() => {
+          throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
+        });
+        folders ??= (await client.listMailboxes()).filter((b) => selectable(b.flags) && b.name !== a.mailbox).map((b) => b.name);
+        return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
+      },
+      fingerprint: transferFingerprint,
+      prompt: transferPrompt,
+      describe: describeMessages,
+      act: async (t, write) => {
+        try {
+          const client = await session.client();
+          const moved = await through(write, mount, t.mode, { binds: transferFingerprint(t), needsApproval: true }, () => client.transfer(t.mode, t.uids, t.destination));
+          const done = t.mode === "move" ? "Moved" : "Copied";
+          const uidsNow =
+            moved === undefined ? "" : ` Their UIDs in "${t.destination}": ${moved.destination.map(([a, b]) => (a === b ? `${a}` : `${a}:${b}`)).join(",")} (UIDVALIDITY ${moved.uidValidity}).`;
+          return { content: [{ type: "text", text: `${done} ${plural(t.uids.length, "message")} from "${t.mailbox}" to "${t.destination}" (UIDs ${t.uids.join(", ")}).${uidsNow}` }] };
+        } catch (error) {
+          return failed(error);
+        }
+      },
+    };
+  };
+  const moveProbe = transferGuard(new MailSession(mount, {}, new AbortController().signal));
+  // A wrong edit declaration fails here, when the server is built, never on a call (R-EDIT-1).
+  editPlanFor("move_messages", { inputSchema: moveSchema }, moveProbe);
   mailTool(
     server,
     mount,
@@ -279,18 +299,16 @@ export function mailboxServer(mount: string, env: Record<string, unknown> = {}):
     {
       description:
         "Moves (default) or copies messages by UID into another mailbox. Always asks a person first, for a move and for a copy alike: on a shared or public folder either one discloses the messages to everyone who can read it. The person is shown both mailboxes, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
-      inputSchema: z.object({
-        mailbox: mailboxName("The mailbox holding the messages."),
-        uids,
-        destination: mailboxName("The mailbox to move or copy them into; it must exist."),
-        mode: z.enum(["move", "copy"]).optional().describe("move (default) takes them out of the source; copy leaves them there too."),
-        ...twoCallTokenShape,
-      }),
+      inputSchema: moveSchema,
       annotations: hints.move_messages as DeclaredAnnotations,
     },
     "always",
-    (s, a) => runGuarded(transferGuard(s), a),
-    transferGuard(new MailSession(mount, {}, new AbortController().signal)) as never,
+    (s, a) => {
+      // The plan is the call's own: its pick list is this call's folders.
+      const guard = transferGuard(s);
+      return runGuarded(guard, a, editPlanFor("move_messages", { inputSchema: moveSchema }, guard));
+    },
+    moveProbe as never,
   );
 
   // ---- manage_mailbox: create never, delete always, rename on the two-call token only ----

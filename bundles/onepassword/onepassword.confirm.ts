@@ -2,11 +2,13 @@
 // them, with what this bundle needs on top. A declined reveal still answers, every sensitive value withheld
 // (docs/rules.md R-OP-2); a waiver on the roster (skipConfirmations) waives nothing here, since a reveal and a share
 // always ask (R-OP-4); a create goes unasked only under the mount's own provisioning posture (R-OP-5); and the
-// upstream variables that would have decided instead are ignored, with a warning naming each (R-OP-3).
+// upstream variables that would have decided instead are ignored, with a warning naming each (R-OP-3). A create's
+// card carries the kit's edit form, and the person's answer is read and vetted by the kit's edit functions (R-OP-12).
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { slugNamespace } from "../../contract/slug";
-import { audit, auditTrail } from "../kit/audit";
-import { askPerson, auditRefusal, type Preflight, preflight } from "../kit/confirm";
+import { audit, auditTrail, decisionTrail } from "../kit/audit";
+import { askPerson, auditRefusal, type Preflight, preflight, type Vetted } from "../kit/confirm";
+import { type Change, changedNames, type Editable, type EditPlan, editedArgs, editForm, editsLine } from "../kit/edits";
 import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite } from "../kit/gate";
 import { elicitationPosture } from "../kit/posture";
@@ -75,6 +77,8 @@ export interface ConfirmedTool<A, T> {
   act: (target: T, run: { client: OnePasswordClient; write: GatedWrite; asked: boolean }) => Promise<CallToolResult>;
   /** The answer when no yes came: a reveal answers the items with every sensitive value withheld. */
   notDone: (target: T, why: string) => CallToolResult;
+  /** What a person may correct on the card (bundles/kit/edits.ts): never a secret value (docs/rules.md R-OP-12). */
+  editable?: Editable;
 }
 
 export class InputError extends Error {
@@ -124,7 +128,54 @@ function ready(unasked: boolean): Ready {
   return { ok: true, pre };
 }
 
-export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, clientFor: () => OnePasswordClient): Promise<CallToolResult> {
+/** The call the person's edit makes: its target as resolved from the edited arguments, its fingerprint, what changed. */
+interface Edited<T> {
+  target: T;
+  fingerprint: string;
+  changes: readonly Change[];
+}
+
+/**
+ * Reads an accept's content as the kit's guard does (docs/rules.md R-EDIT-3, R-EDIT-4): the kit reads the changes and
+ * holds the edited arguments to the tool's schema; then the items the card showed must still be what they were, the
+ * edited items resolve under the tool's own rules and their prompt could be shown whole; then they are fingerprinted,
+ * and the trail records both fingerprints and the changed names. `undefined` edited: the call as proposed.
+ */
+async function vetEdit<A, T>(
+  tool: ConfirmedTool<A, T>,
+  plan: EditPlan,
+  form: NonNullable<ReturnType<typeof editForm>>,
+  args: A,
+  content: Record<string, unknown>,
+  at: { client: OnePasswordClient; slug: string; approvedFingerprint: string },
+): Promise<{ vetted: Vetted; edited?: Edited<T> }> {
+  const read = await editedArgs(plan, form, args, content);
+  if (!read.ok) return { vetted: read };
+  if (read.changes.length === 0) return { vetted: { ok: true } };
+  let target: T;
+  try {
+    const live = await tool.resolve(args, at.client);
+    if ((await fingerprint(tool.fingerprint(live))) !== at.approvedFingerprint) {
+      return { vetted: { ok: false, code: "target_changed", why: "what the card showed changed in 1Password after it was shown" } };
+    }
+    target = await tool.resolve(read.args, at.client);
+    buildOnePasswordPrompt(at.slug, tool.prompt(target));
+  } catch (error) {
+    return { vetted: { ok: false, code: "edit_invalid", why: `the edited call breaks the tool's own rules: ${cleanLine(reasonOf(error, "it could not be prepared"), 400)}` } };
+  }
+  const editedFingerprint = await fingerprint(tool.fingerprint(target));
+  const trail = auditTrail();
+  if (trail !== undefined) trail.fingerprint = editedFingerprint;
+  const decision = decisionTrail();
+  if (decision !== undefined) {
+    decision.proposed = at.approvedFingerprint;
+    decision.edited = changedNames(read.changes);
+  }
+  return { vetted: { ok: true }, edited: { target, fingerprint: editedFingerprint, changes: read.changes } };
+}
+
+/** `plan`: the tool's edit plan (planEdits on its input schema); without one, an accept runs the call as proposed. */
+export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, clientFor: () => OnePasswordClient, plan?: EditPlan): Promise<CallToolResult> {
   const scope = currentScope();
   const call = scope.call;
   if (call === undefined) {
@@ -171,9 +222,22 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
     }
     throw error;
   }
-  const decision = await askPerson({ message });
+  // The editable fields ride on the question as the kit's form beside the confirm box (docs/rules.md R-EDIT-2, R-OP-12).
+  const form = editForm(plan, args);
+  let edited: Edited<T> | undefined;
+  const at = { client, slug: gate.pre.slug, approvedFingerprint };
+  const vet =
+    form === undefined || plan === undefined
+      ? undefined
+      : async (content: Record<string, unknown>): Promise<Vetted> => {
+          const read = await vetEdit(tool, plan, form, args, content, at);
+          edited = read.edited;
+          return read.vetted;
+        };
+  const decision = await askPerson({ message, ...(form === undefined ? {} : { requestedSchema: form.schema }), ...(vet === undefined ? {} : { vet }) });
   switch (decision.kind) {
     case "refused":
+      if (decision.edit === true) return text(`Not done: the person's answer was refused before anything ran: ${decision.reason}. ${tool.words.nothing}`, true);
       return refusal(decision.reason);
     case "failed":
       // The approval service's failure names its status only; nothing is revealed or written.
@@ -183,6 +247,7 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
     case "approved":
       break;
   }
+  if (edited !== undefined) return editedCall(tool, edited, client);
 
   // The approval covers the items the person saw; what is acted on is the items as they stand now.
   let live: T;
@@ -201,6 +266,21 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
   }
   call.approval = { fingerprint: approvedFingerprint, approved: true };
   return act(tool, live, client, true);
+}
+
+/** After a yes with edits: exactly the edited items, once; the gate binds their fingerprint, so the proposed ones cannot be written. */
+async function editedCall<A, T>(tool: ConfirmedTool<A, T>, edited: Edited<T>, client: OnePasswordClient): Promise<CallToolResult> {
+  const scope = currentScope();
+  const call = scope.call;
+  if (call === undefined) return refusal("this request is not a tool call");
+  if (scope.signal.aborted) {
+    audit("cancelled", { reason: "caller_left" }, scope);
+    return tool.notDone(edited.target, `${NOT_DONE.cancel} (the call was dropped)`);
+  }
+  call.approval = { fingerprint: edited.fingerprint, approved: true };
+  const done = await act(tool, edited.target, client, true);
+  // Whatever happened, the agent hears which call it was: the person's, field by field, no secret value (R-EDIT-5).
+  return { ...done, content: [...(done.content ?? []), { type: "text", text: editsLine(edited.changes) }] };
 }
 
 async function act<A, T>(tool: ConfirmedTool<A, T>, target: T, client: OnePasswordClient, asked: boolean): Promise<CallToolResult> {

@@ -4,6 +4,7 @@
 // the client module's business: the tools see one interface. No tool takes a user, token or host (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { type Editable, type EditValue, planEdits } from "../kit/edits";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { WriteOptions, WriteWords } from "../kit/gate";
 import { type DeclaredAnnotations, declareGuard, type GuardKind } from "../kit/guard";
@@ -26,7 +27,7 @@ import { type ConfirmedTool, reasonOf, refusal, runConfirmed, text, warnIgnoredV
 import { ConnectClient } from "./onepassword.connect";
 import type { OnePasswordPromptSpec } from "./onepassword.prompt";
 import { ServiceAccountClient } from "./onepassword.sdk";
-import { isSensitive, REDACTED, redacted, revealed, revealsAnything, sensitiveParts, urlFacts } from "./onepassword.sensitive";
+import { isSensitive, isSensitiveUrl, REDACTED, redacted, revealed, revealsAnything, sensitiveParts, urlFacts } from "./onepassword.sensitive";
 
 /** The 1Password bundle's registry of confirmed tools: every tool that asks a person, and nothing else. */
 export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set([
@@ -261,8 +262,41 @@ export function createPrompt(target: CreateTarget): OnePasswordPromptSpec {
 
 const CREATE: WriteWords = { act: "create", done: "created", target: "item set" };
 
+/**
+ * Whether a value may sit on the card as a default and be named back in the answer: the bundle's one rule of what is
+ * public (onepassword.sensitive.ts, R-OP-1) applied to the field the value would be stored as. A secret never is.
+ */
+const shownAs =
+  (field: { label: string; type: "STRING" | "URL"; purpose?: "USERNAME" }) =>
+  (value: EditValue): boolean =>
+    typeof value === "string" && !isSensitive({ ...field, id: field.label, value });
+const plainWebsite = (value: EditValue): boolean => typeof value === "string" && !isSensitiveUrl({ href: value });
+
+/**
+ * What a person may correct on a create's card (docs/rules.md R-OP-12): each item's title and tags, and where the tool
+ * has them its username and website, while their values are public by R-OP-1 (a website with a path or credentials
+ * is not offered). A password, an API secret, a note body or a key's type (not a public field) never: they are not
+ * on the card and a form answer naming them is refused.
+ */
+export const CREATE_EDITABLE: Readonly<Record<string, Editable>> = {
+  onepassword_create_login: {
+    "items.*.title": "free",
+    "items.*.username": { mode: "free", label: "Username", offers: shownAs({ label: "username", type: "STRING", purpose: "USERNAME" }) },
+    "items.*.url": { mode: "free", label: "Website", offers: plainWebsite },
+    "items.*.tags": "free",
+  },
+  onepassword_create_secure_note: { "items.*.title": "free", "items.*.tags": "free" },
+  onepassword_create_api_credential: {
+    "items.*.title": "free",
+    "items.*.username": { mode: "free", label: "Username", offers: shownAs({ label: "username", type: "STRING" }) },
+    "items.*.url": { mode: "free", label: "Website", offers: plainWebsite },
+    "items.*.tags": "free",
+  },
+};
+
 function createTool<A extends { vault_id: string }>(tool: string, items: (args: A) => NewItem[]): ConfirmedTool<A, CreateTarget> {
   return {
+    ...(CREATE_EDITABLE[tool] === undefined ? {} : { editable: CREATE_EDITABLE[tool] }),
     words: { nothing: "Nothing was created." },
     provisioning: true,
     resolve: async (args, client) => {
@@ -398,7 +432,9 @@ function confirmedTool<S extends z.ZodObject, T>(
   tool: ConfirmedTool<z.infer<S>, T>,
 ): void {
   declareGuard(server, CONFIRMED_TOOLS, name, kind);
-  server.registerTool(name, config, ((args: z.infer<S>) => runConfirmed(tool, args, currentClient)) as never);
+  // A wrong edit declaration fails here, when the server is built, never on a call (R-EDIT-1).
+  const plan = planEdits(name, config.inputSchema, tool.editable);
+  server.registerTool(name, config, ((args: z.infer<S>) => runConfirmed(tool, args, currentClient, plan)) as never);
 }
 
 let warnedAtStart = false;

@@ -1,10 +1,11 @@
-// Covers the approval service's side of edits by the person: a create whose form offers text and a list to narrow, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff.
+// Covers the approval service's side of edits by the person: a create whose form offers text, a list to narrow and a pick-one choice, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff; a pick-one field is a select of its choices alone.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS } from "../../approvals/prompt";
 import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
 import { MAX_LIST_OPTIONS as KIT_LIST_OPTIONS, MAX_OPTION_CHARS as KIT_OPTION_CHARS, MAX_FORM_BYTES } from "../../bundles/kit/edits";
+import { MAX_LIST_OPTIONS as CONTRACT_LIST_OPTIONS, MAX_OPTION_CHARS as CONTRACT_OPTION_CHARS } from "../../contract/elicitation";
 import { launchChromium, SHOTS } from "../e2e/browser";
 import { createBody, createPrompt, mint, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
 
@@ -25,6 +26,17 @@ const FORM = {
     subject: { type: "string", title: "Subject", description: "You may correct this.", maxLength: 20, default: "Quarterly report" },
     text: { type: "string", title: "Body (plain text)", maxLength: 1_000_000, default: "Hello,\nsee the numbers." },
     confirm: { type: "boolean", title: "Approve", description: "Tick to let the call go ahead." },
+  },
+  required: ["confirm"],
+};
+
+const FOLDERS = ["Archive", "Trash", "Entwürfe/Größe & Maß"];
+/** The form the kit sends for a move: the destination as a pick-one of the mailbox's folders (R-EDIT-2). */
+const PICK_FORM = {
+  type: "object",
+  properties: {
+    destination: { type: "string", title: "Into mailbox", description: "You may pick another of these choices.", enum: FOLDERS, default: "Archive" },
+    confirm: FORM.properties.confirm,
   },
   required: ["confirm"],
 };
@@ -71,6 +83,23 @@ describe("the form a create carries", () => {
     expect(created.status).toBe(400);
   });
 
+  it("takes a pick-one field, and lists it as a choice on the review JSON", async () => {
+    const { session, created } = await promptWith(PICK_FORM);
+    expect(created.status).toBe(201);
+    const list = (await (await fetch(`${session.reviewUrl}/prompts`)).json()) as { prompts: { fields: Record<string, unknown>[] }[] };
+    expect(list.prompts[0]?.fields).toEqual([
+      { name: "destination", kind: "choice", title: "Into mailbox", description: "You may pick another of these choices.", maxLength: null, multiline: false, default: "Archive", options: FOLDERS },
+    ]);
+  });
+
+  it.each([
+    ["a pick-one default that is not one of its choices", { ...PICK_FORM.properties.destination, default: "Elsewhere" }],
+    ["a pick-one field with one choice more than the service shows", { ...PICK_FORM.properties.destination, enum: Array.from({ length: MAX_LIST_OPTIONS + 1 }, (_, i) => `F${i}`), default: "F0" }],
+  ])("refuses %s", async (_label, destination) => {
+    const { created } = await promptWith({ ...PICK_FORM, properties: { ...PICK_FORM.properties, destination } });
+    expect(created.status).toBe(400);
+  });
+
   it("takes a list at its caps", async () => {
     const options = Array.from({ length: MAX_LIST_OPTIONS }, (_, i) => `${i}${"x".repeat(MAX_OPTION_CHARS - String(i).length)}`);
     const { created } = await promptWith({ ...FORM, properties: { to: { type: "array", items: { type: "string", enum: options }, default: options }, confirm: FORM.properties.confirm } });
@@ -78,7 +107,9 @@ describe("the form a create carries", () => {
   });
 
   it("holds the same list caps as the kit, and a decision's answer fits the kit's answer cap", () => {
-    expect([KIT_LIST_OPTIONS, KIT_OPTION_CHARS]).toEqual([MAX_LIST_OPTIONS, MAX_OPTION_CHARS]);
+    // One pair of numbers, in contract/elicitation.ts, that both sides import.
+    expect([KIT_LIST_OPTIONS, KIT_OPTION_CHARS]).toEqual([CONTRACT_LIST_OPTIONS, CONTRACT_OPTION_CHARS]);
+    expect([MAX_LIST_OPTIONS, MAX_OPTION_CHARS]).toEqual([CONTRACT_LIST_OPTIONS, CONTRACT_OPTION_CHARS]);
     expect(MAX_FORM_BYTES).toBeLessThanOrEqual(MAX_DEFAULT_CHARS);
     // The poll answer repeats the edits beside at most about 1 KiB of _meta.
     expect(MAX_DECISION_BYTES + 2 * 1024).toBeLessThanOrEqual(MAX_ANSWER_BYTES);
@@ -108,6 +139,19 @@ describe("a decision with edits", () => {
     expect(decided.status).toBe(400);
     expect(String(decided.body.error)).toMatch(why);
     expect((await poll(session.elicitationUrl, requestId)).body.action).toBe("pending");
+  });
+
+  it("takes a pick among the choices, and refuses one that is not, or is one character off, leaving the prompt pending", async () => {
+    for (const wrong of ["Elsewhere", "Archive ", "archive", 5]) {
+      const { session, requestId } = await promptWith(PICK_FORM);
+      const decided = await decideWith(session.reviewUrl, requestId, { action: "accept", confirm: true, edits: { destination: wrong } });
+      expect(decided.status, String(wrong)).toBe(400);
+      expect((await poll(session.elicitationUrl, requestId)).body.action).toBe("pending");
+    }
+    const { session, requestId } = await promptWith(PICK_FORM);
+    const decided = await decideWith(session.reviewUrl, requestId, { action: "accept", confirm: true, edits: { destination: "Entwürfe/Größe & Maß" } });
+    expect(decided.status).toBe(200);
+    expect((await poll(session.elicitationUrl, requestId)).body).toMatchObject({ action: "accept", content: { confirm: true, destination: "Entwürfe/Größe & Maß" } });
   });
 
   it("reads a decision of up to 48 KiB, and refuses one byte more with 413", async () => {
@@ -164,6 +208,36 @@ describe("the page", () => {
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
         expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
+      } finally {
+        await browser.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    "a pick-one field is a select of exactly its choices; a pick shows in the diff, and Accept sends it",
+    async () => {
+      const { session, requestId } = await promptWith(PICK_FORM);
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(session.reviewUrl);
+        const card = page.getByTestId("prompt").first();
+        await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+        const select = card.locator('[data-testid="prompt-edit"][data-field="destination"]');
+        expect(await select.evaluate((e) => e.tagName)).toBe("SELECT");
+        expect(await select.inputValue()).toBe("Archive");
+        expect(await select.locator("option").evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value))).toEqual(FOLDERS);
+        await card.getByTestId("prompt-confirm").check();
+        await select.selectOption("Entwürfe/Größe & Maß");
+        expect(await card.getByTestId("prompt-confirm").isChecked()).toBe(false);
+        expect(await card.getByTestId("prompt-diff-before").allTextContents()).toEqual(["Archive"]);
+        expect(await card.getByTestId("prompt-diff-after").allTextContents()).toEqual(["Entwürfe/Größe & Maß"]);
+        await card.getByTestId("prompt-confirm").check();
+        await card.getByTestId("prompt-accept").click();
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+        expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, destination: "Entwürfe/Größe & Maß" });
       } finally {
         await browser.close();
       }

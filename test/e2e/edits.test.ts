@@ -1,4 +1,4 @@
-// Edits by the person through the whole stack (issue 29): on the review page a person changes a send_email's subject and unticks a recipient, and the Gmail fake receives exactly what the card showed after the edit; a widened recipient list sent straight through the protocol sends nothing; a plain accept sends the original; a pad's new text changed by the person is what Rustpad holds; the tool's answer and the bundle's audit line name the change, and the line's card digest is the one the approval service's record yields.
+// Edits by the person through the whole stack (issue 29): on the review page a person changes a send_email's subject and unticks a recipient, and the Gmail fake receives exactly what the card showed after the edit; a widened recipient list sent straight through the protocol sends nothing; a plain accept sends the original; a pad's new text changed by the person is what Rustpad holds; a 1Password login whose title and tags the person changed is created exactly so by the Connect fake, its password never on the card; the tool's answer and the bundle's audit line name the change, and the line's card digest is the one the approval service's record yields.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
 import { cardDigest } from "../../bundles/kit/audit";
 import { useScriptedApprover } from "../bundles/kit/helpers/hostile-server";
+import type { CreatedItem } from "../fakes/onepassword/connect.fake";
+import { IDS, SECRET_PREFIX } from "../fakes/onepassword/seed";
 import { chromiumForFile, SHOTS } from "./browser";
 import { bearer, connectModern, FAKES, logsCaughtUp, nothingMore, STACK_LOG, TOKENS, textOf } from "./helpers";
 
@@ -121,6 +123,66 @@ describe("a person edits the call on the review page", () => {
     expect(textOf(result)).toContain(`content is now ${JSON.stringify(shown)}`);
     const [prompt] = await listPrompts(session.sessionId);
     expect((await auditLines(String(prompt?.requestId))).find((l) => l.outcome === "approved")).toMatchObject({ edited: ["content"] });
+    await page.close();
+  });
+});
+
+describe("a person edits a 1Password create on the review page", () => {
+  it("changes a login's title and tags: the Connect fake creates exactly the edited item, the password never on the card, and the answer and audit line name the fields", async () => {
+    const title = `Grafana ${tag()}`;
+    const password = `${SECRET_PREFIX}e2e-${tag()}`;
+    const session = await mintSession();
+    const page = await openReview(session.reviewUrl);
+    const client = await connectModern("onepassword", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });
+    const call = client
+      .callTool("onepassword_create_login", { vault_id: IDS.engineering, items: [{ title, username: "ops", password, url: "https://grafana.example.com", tags: ["ops"] }] })
+      .finally(() => client.close());
+    const card = page.getByTestId("prompt").first();
+    await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+    // The public fields are offered with the model's values; the password is neither a field nor anywhere on the card.
+    expect(await card.getByTestId("prompt-edit").evaluateAll((els) => els.map((e) => e.getAttribute("data-field")))).toEqual(["items.0.title", "items.0.username", "items.0.url", "items.0.tags"]);
+    expect(await card.innerText()).not.toContain(SECRET_PREFIX);
+    const titleBox = card.locator('[data-testid="prompt-edit"][data-field="items.0.title"]');
+    expect(await titleBox.inputValue()).toBe(title);
+    const edited = `${title} (prod)`;
+    await titleBox.fill(edited);
+    const tagsBox = card.locator('[data-testid="prompt-edit"][data-field="items.0.tags"]');
+    expect(await tagsBox.evaluate((e) => e.tagName)).toBe("TEXTAREA");
+    await tagsBox.fill("ops\nprod");
+    await card.getByTestId("prompt-confirm").check();
+    const shownTitle = await titleBox.inputValue();
+    const shownTags = (await tagsBox.inputValue()).split("\n");
+    // The diff writes each line of a value on a line of its own (a <br> between them).
+    expect(await card.getByTestId("prompt-diff-after").evaluateAll((els) => els.map((e) => [...e.childNodes].map((n) => (n.nodeName === "BR" ? "\n" : n.textContent)).join("")))).toEqual([
+      shownTitle,
+      "ops\nprod",
+    ]);
+    await page.screenshot({ path: join(SHOTS, "edits-onepassword-create.png"), fullPage: true });
+    await card.getByTestId("prompt-accept").click();
+    const result = await call;
+    expect(result.isError, textOf(result)).not.toBe(true);
+
+    const created = ((await (await fetch(`${FAKES}/onepassword/_fake/created`)).json()) as CreatedItem[]).filter((c) => c.title === edited || c.title === title);
+    expect(created.map((c) => [c.title, c.tags, c.urls, c.fields.map((f) => [f.label, f.value])])).toEqual([
+      [
+        shownTitle,
+        shownTags,
+        ["https://grafana.example.com"],
+        [
+          ["username", "ops"],
+          ["password", password],
+        ],
+      ],
+    ]);
+    expect(textOf(result)).toContain(`items.0.title is now ${JSON.stringify(edited)}; items.0.tags is now ["ops", "prod"].`);
+    expect(textOf(result)).not.toContain(password);
+
+    const [prompt] = await listPrompts(session.sessionId);
+    const lines = await auditLines(String(prompt?.requestId));
+    expect(lines.find((l) => l.outcome === "approved")).toMatchObject({ edited: ["items.0.tags", "items.0.title"] });
+    const card0 = await cardDigest(prompt?.message ?? "", prompt?.requestedSchema ?? {});
+    for (const line of lines) expect(line.card).toBe(card0);
+    expect(lines.map((l) => JSON.stringify(l)).join("\n")).not.toContain(SECRET_PREFIX);
     await page.close();
   });
 });

@@ -1,14 +1,16 @@
-// Covers bundles/kit/edits.ts with guard.ts, confirm.ts and audit.ts: a guard's editable fields ride on the question as a form, an accept's content is read back into the call that runs (narrow lists only lose entries, free text stays within the tool's schema), exactly the edited call runs once and the proposed one never, the answer and the audit lines name the change, every decision line carries the card's digest, and a fast-check property: for random edits, what runs is what the card showed after the edit, or nothing runs.
+// Covers bundles/kit/edits.ts with guard.ts, confirm.ts and audit.ts: a guard's editable fields ride on the question as a form, an accept's content is read back into the call that runs (narrow lists only lose entries, free text stays within the tool's schema, a free list is text one entry per line, a pick is one of the choices listed, a path reaches into a list of objects), exactly the edited call runs once and the proposed one never, the answer and the audit lines name the change, every decision line carries the card's digest, and fast-check properties: for random edits (of every field kind), what runs is what the card showed after the edit, or nothing runs.
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { z } from "zod";
+import { parseCreate } from "../../../approvals/prompt";
 import { type AuditLine, canonicalJson, cardDigest } from "../../../bundles/kit/audit";
-import { editForm, editsLine, isNarrowing, MAX_FORM_BYTES, planEdits, readEdits } from "../../../bundles/kit/edits";
+import { applyEdits, editForm, editsLine, isNarrowing, MAX_FORM_BYTES, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, planEdits, readEdits } from "../../../bundles/kit/edits";
 import { type FingerprintInput, fingerprint } from "../../../bundles/kit/fingerprint";
 import { always, editPlanFor, type Guard, never, runGuarded } from "../../../bundles/kit/guard";
 import { buildPrompt } from "../../../bundles/kit/prompt";
 import { callStateFor, runInScope } from "../../../bundles/kit/scope";
 import { CHANNEL_META_KEY } from "../../../contract/channel";
+import { MAX_FORM_PROPERTIES } from "../../../contract/elicitation";
 import { askChannel, fakeCalls } from "./helpers/bundle";
 import { HostileServer, type Plan, startSink } from "./helpers/hostile-server";
 
@@ -69,7 +71,12 @@ const guard: Guard<Args, Target> = {
 const plan = editPlanFor("demo_send", { inputSchema: Schema }, guard);
 
 /** One guarded call in a scope of its own, its question answered by `answer` at the first poll. */
-async function run(args: Args, answer: Plan | ((body: Record<string, unknown>) => Plan), g: Guard<Args, Target> = guard) {
+async function run<X = Args, Y = Target>(
+  args: X,
+  answer: Plan | ((body: Record<string, unknown>) => Plan),
+  g: Guard<X, Y> = guard as unknown as Guard<X, Y>,
+  schema: Parameters<typeof planEdits>[1] = Schema,
+) {
   const name = `e${++n}`;
   let asked: Record<string, unknown> = {};
   const url = hostile.route(name, {
@@ -87,7 +94,7 @@ async function run(args: Args, answer: Plan | ((body: Record<string, unknown>) =
     _meta: { [CHANNEL_META_KEY]: askChannel(url, { slug: "kit-test", caller: "dev-session", call: { scope: "dev-session", key: `k:${name}`, nonce: "test-nonce-0123456789" } }) },
   });
   const scope = { mount: "kit", signal: new AbortController().signal, waitUntil: () => {}, env: { CALLS: calls.ns, STRAD_POLL_INTERVAL_MS: "20", STRAD_KEEPALIVE_MS: "1000" }, call };
-  const result = await runInScope(scope, () => runGuarded(g, args, editPlanFor("demo_send", { inputSchema: Schema }, g)));
+  const result = await runInScope(scope, () => runGuarded(g, args, editPlanFor("demo_send", { inputSchema: schema }, g)));
   const text = (result.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
   return { result, text, isError: result.isError === true, asked, writes: recorder.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>) };
 }
@@ -106,7 +113,7 @@ const ARGS: Args = { to: ["ada@example.com", "bob@example.com", "eve@example.com
 describe("the declaration", () => {
   it("is checked against the tool's schema when the tool is registered", () => {
     expect(() => planEdits("t", Schema, { subject: "narrow" })).toThrow(/not a list of strings/);
-    expect(() => planEdits("t", Schema, { to: "free" })).toThrow(/not a string/);
+    expect(() => planEdits("t", z.object({ n: z.number() }), { n: "free" })).toThrow(/not a string or a list of strings/);
     expect(() => planEdits("t", Schema, { missing: "free" })).toThrow(/no such argument/);
     expect(() => planEdits("t", z.object({ confirm: z.string() }), { confirm: "free" })).toThrow(/"confirm"/);
     expect(() => editPlanFor("t", { inputSchema: Schema }, { ...guard, rule: never })).toThrow(/never asks/);
@@ -364,6 +371,213 @@ describe("the property", () => {
       { numRuns: 120 },
     );
     // Both sides of the property were exercised, not one of them by accident of the generators.
+    expect(outcomes.ran).toBeGreaterThan(10);
+    expect(outcomes.refused).toBeGreaterThan(10);
+  });
+});
+
+describe("paths, free lists and picks", () => {
+  const Batch = z.object({
+    items: z
+      .array(z.object({ title: z.string().min(1).max(20), tags: z.array(z.string().min(1).max(8)).max(3).optional(), secret: z.string().optional() }))
+      .min(1)
+      .max(3),
+    dest: z.string().max(30),
+  });
+  type BatchArgs = z.infer<typeof Batch>;
+  let choices: readonly string[] | undefined = ["Archive", "Trash", "Work"];
+  const batchPlan = planEdits("t", Batch, {
+    "items.*.title": { mode: "free", offers: (v) => v !== "hidden" },
+    "items.*.tags": "free",
+    dest: { mode: "pick", choices: () => choices },
+  });
+  const ARGS2: BatchArgs = { items: [{ title: "One", tags: ["a", "b"], secret: "s3" }, { title: "Two" }], dest: "Archive" };
+  beforeEach(() => {
+    choices = ["Archive", "Trash", "Work"];
+  });
+
+  it("a declaration reaches into a list of objects, and a wrong path or kind fails when the plan is made", () => {
+    expect(batchPlan?.fields.map((f) => [f.name, f.kind, f.label])).toEqual([
+      ["items.*.title", "text", "Title"],
+      ["items.*.tags", "lines", "Tags"],
+      ["dest", "choice", "Dest"],
+    ]);
+    expect(() => planEdits("t", Batch, { "items.*": "free" })).toThrow(/not at a list position/);
+    expect(() => planEdits("t", Batch, { "items.*.missing": "free" })).toThrow(/no such argument/);
+    expect(() => planEdits("t", Batch, { "items.title": "free" })).toThrow(/no such argument/);
+    expect(() => planEdits("t", Batch, { dest: "pick" })).toThrow(/lists its choices/);
+    expect(() => planEdits("t", Batch, { dest: { mode: "free", choices: () => [] } })).toThrow(/lists its choices/);
+    expect(() => planEdits("t", Batch, { "items.*.tags": { mode: "pick", choices: () => [] } })).toThrow(/not a string/);
+    expect(() => planEdits("t", Batch, { "items.**.title": "free" })).toThrow(/not a form property name/);
+  });
+
+  it("offers one field per list position, a free list as lines, and a pick as the protocol's single-select enum", () => {
+    const form = editForm(batchPlan, ARGS2);
+    expect(form?.schema.properties).toEqual({
+      "items.0.title": expect.objectContaining({ type: "string", title: "Title (1 of 2)", maxLength: 20, default: "One" }),
+      "items.1.title": expect.objectContaining({ type: "string", title: "Title (2 of 2)", default: "Two" }),
+      "items.0.tags": expect.objectContaining({ type: "string", title: "Tags (1 of 2)", description: expect.stringMatching(/^One entry per line\./), default: "a\nb" }),
+      dest: expect.objectContaining({ type: "string", title: "Dest", enum: ["Archive", "Trash", "Work"], default: "Archive" }),
+      confirm: expect.objectContaining({ type: "boolean" }),
+    });
+    // One item alone is not numbered.
+    expect(editForm(batchPlan, { items: [{ title: "Solo" }], dest: "Work" })?.schema.properties).toMatchObject({ "items.0.title": { title: "Title" } });
+  });
+
+  it.each([
+    ["a value its `offers` refuses", { ...ARGS2, items: [{ title: "hidden" }] }, "items.0.title"],
+    ["a pick whose value is not among the choices", { ...ARGS2, dest: "Elsewhere" }, "dest"],
+    ["a free list holding an entry with a line break", { ...ARGS2, items: [{ title: "One", tags: ["a\nb"] }] }, "items.0.tags"],
+    ["a free list holding an entry that starts with a space", { ...ARGS2, items: [{ title: "One", tags: [" a"] }] }, "items.0.tags"],
+  ])("leaves off %s", (_label, args, name) => {
+    expect(editForm(batchPlan, args)?.offered.map((o) => o.field.name)).not.toContain(name);
+  });
+
+  it("offers a pick of exactly MAX_LIST_OPTIONS choices of MAX_OPTION_CHARS, and none with one more of either, or with no choices listed", () => {
+    // The choices must also fit the form's byte cap with the rest of the card: 64 short names do, and a few long ones.
+    const at = Array.from({ length: MAX_LIST_OPTIONS }, (_, i) => `Folder ${i}`);
+    const named = (list: readonly string[] | undefined, dest: string) => {
+      choices = list;
+      return editForm(batchPlan, { items: [{ title: "t" }], dest })?.offered.some((o) => o.field.name === "dest");
+    };
+    expect(named(at, at[0] as string)).toBe(true);
+    expect(named([...at, "one more"], at[0] as string)).toBe(false);
+    expect(named(["y".repeat(MAX_OPTION_CHARS), "a"], "a")).toBe(true);
+    expect(named([`${"y".repeat(MAX_OPTION_CHARS)}z`, "a"], "a")).toBe(false);
+    expect(named(undefined, "a")).toBe(false);
+  });
+
+  it("offers at most the fields the service takes, the confirm box one of them, and the service takes that form", () => {
+    const Many = z.object({ items: z.array(z.object({ a: z.string(), b: z.string(), c: z.string(), d: z.string() })).max(10) });
+    const many = planEdits("t", Many, { "items.*.a": "free", "items.*.b": "free", "items.*.c": "free", "items.*.d": "free" });
+    const item = { a: "1", b: "2", c: "3", d: "4" };
+    const at = (n: number) => editForm(many, { items: Array.from({ length: n }, () => item) });
+    // 31 fields and the box exactly fill the form; one more field is left off, and the last declared go first.
+    expect(Object.keys(at(10)?.schema.properties as object)).toHaveLength(MAX_FORM_PROPERTIES);
+    expect(
+      at(10)
+        ?.offered.map((o) => o.field.name)
+        .slice(-2),
+    ).toEqual(["items.9.c", "items.0.d"]);
+    expect(Object.keys(at(7)?.schema.properties as object)).toHaveLength(29);
+    const create = (schema: unknown) =>
+      parseCreate(
+        { mode: "form", message: "m", requestedSchema: schema, _meta: { "com.pulsemcp/request-id": "r1", "com.pulsemcp/expires-at": new Date(Date.now() + 60_000).toISOString() } },
+        Date.now(),
+      );
+    expect(create(at(10)?.schema).ok).toBe(true);
+    const over = { ...(at(10)?.schema as Record<string, unknown>) };
+    over.properties = { ...(over.properties as object), "one.more": { type: "string", default: "x" } };
+    expect(create(over).ok).toBe(false);
+  });
+
+  it("reads a pick, a free list and a nested title back into the call, and leaves the proposed arguments as they were", () => {
+    const form = editForm(batchPlan, ARGS2);
+    const read = readEdits(form, { confirm: true, dest: "Work", "items.0.tags": "a\n\nc\n", "items.1.title": "Zwei" });
+    if (!read.ok) throw new Error(read.why);
+    const edited = applyEdits(ARGS2, read.changes);
+    expect(edited).toEqual({ items: [{ title: "One", tags: ["a", "c"], secret: "s3" }, { title: "Zwei" }], dest: "Work" });
+    expect(ARGS2).toEqual({ items: [{ title: "One", tags: ["a", "b"], secret: "s3" }, { title: "Two" }], dest: "Archive" });
+    expect(editsLine(read.changes)).toBe(
+      'The person edited this call before approving it, and what ran is their version, not the one proposed: dest is now "Work"; items.0.tags is now ["a", "c"]; items.1.title is now "Zwei".',
+    );
+    // The same entries with a trailing line break are no change.
+    const same = readEdits(form, { confirm: true, "items.0.tags": "a\nb\n" });
+    expect(same.ok && same.changes).toEqual([]);
+  });
+
+  it.each([
+    ["a pick not among the choices", { dest: "Elsewhere" }, "edit_not_offered"],
+    ["a pick one character off a choice", { dest: "Archive " }, "edit_not_offered"],
+    ["a pick that is not text", { dest: ["Work"] }, "edit_invalid"],
+    ["a free list answered as a list", { "items.0.tags": ["a"] }, "edit_invalid"],
+    ["a free list entry ending with a space", { "items.0.tags": "a \nb" }, "edit_invalid"],
+    ["a free list entry with a zero-width space", { "items.0.tags": "a\u200b" }, "edit_invalid"],
+    ["a field at a position the arguments do not have", { "items.2.title": "Three" }, "edit_not_offered"],
+    ["a field never offered inside an item", { "items.0.secret": "mine" }, "edit_not_offered"],
+  ])("refuses %s", (_label, content, code) => {
+    const read = readEdits(editForm(batchPlan, ARGS2), { confirm: true, ...content });
+    expect(read.ok).toBe(false);
+    if (!read.ok) expect(read.code).toBe(code);
+  });
+
+  it("names a changed value its offers check refuses without showing it", () => {
+    const read = readEdits(editForm(batchPlan, ARGS2), { confirm: true, "items.0.title": "hidden" });
+    if (!read.ok) throw new Error(read.why);
+    expect(editsLine(read.changes)).toMatch(/items\.0\.title was changed \(its value is not shown\)\.$/);
+  });
+
+  type Moved = BatchArgs & { seen: number };
+  const moveFp = (t: Moved): FingerprintInput => ({ operation: "demo_move", target: { dest: t.dest, items: { tuple: t.items.map((i) => JSON.stringify(i)) } } });
+  const mover: Guard<BatchArgs, Moved> = {
+    rule: always,
+    editable: { "items.*.title": "free", "items.*.tags": "free", dest: { mode: "pick", choices: () => choices } },
+    resolve: (args) => ({ ...args, seen: 1 }),
+    fingerprint: moveFp,
+    prompt: (t) => ({ heading: "This will file items.", consequence: "They move.", values: [{ label: "Into", value: t.dest }, ...t.items.map((i) => ({ label: "Item", value: i.title }))] }),
+    act: async (t, write) => {
+      const response = await write(`${recorder.base}/move`, { method: "POST", body: JSON.stringify({ items: t.items, dest: t.dest }) }, { binds: moveFp(t), needsApproval: true });
+      await response.body?.cancel();
+      return { content: [{ type: "text", text: "moved" }] };
+    },
+  };
+
+  it("for random picks, free lists and nested edits, what runs equals what the card showed after the edit, or nothing runs", async () => {
+    const outcomes = { ran: 0, refused: 0 };
+    const pool = ["Archive", "Trash", "Work", "Elsewhere", "archive", "Work "];
+    const line = fc.oneof(fc.constantFrom("a", "b", "long-tag", "x y", " lead", "trail ", "zw\u200b", ""), fc.string({ maxLength: 9 }));
+    const scenario = fc
+      .record({
+        items: fc.array(fc.record({ title: fc.string({ minLength: 1, maxLength: 20 }), tags: fc.option(fc.subarray(["a", "b", "c"]), { nil: undefined }) }), { minLength: 1, maxLength: 3 }),
+        dest: fc.constantFrom("Archive", "Trash", "Work"),
+      })
+      .chain((args) =>
+        fc.tuple(
+          fc.constant(args as BatchArgs),
+          fc
+            .record({
+              dest: fc.option(fc.oneof({ arbitrary: fc.constantFrom("Archive", "Trash", "Work"), weight: 6 }, { arbitrary: fc.constantFrom(...pool), weight: 2 }, fc.constant(1)), { nil: undefined }),
+              "items.0.title": fc.option(fc.oneof({ arbitrary: fc.string({ minLength: 1, maxLength: 20 }), weight: 4 }, fc.string({ maxLength: 22 }), fc.constant("")), { nil: undefined }),
+              "items.0.tags": fc.option(
+                fc.oneof({ arbitrary: fc.subarray(["a", "b", "c"]), weight: 4 }, fc.array(line, { maxLength: 5 })).map((l) => l.join("\n")),
+                { nil: undefined },
+              ),
+              "items.3.title": fc.oneof({ arbitrary: fc.constant(undefined), weight: 9 }, fc.constant("smuggled")),
+            })
+            .map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) as Record<string, unknown>),
+        ),
+      );
+    await fc.assert(
+      fc.asyncProperty(scenario, async ([args, content]) => {
+        recorder.requests.length = 0;
+        log.mockClear();
+        choices = ["Archive", "Trash", "Work"];
+        const { writes, asked, isError } = await run<BatchArgs, Moved>(args, accept(content), mover, Batch);
+        if (writes.length === 0) {
+          expect(isError).toBe(true);
+          outcomes.refused++;
+          return;
+        }
+        outcomes.ran++;
+        // The card after the edit, worked out apart from the kit: each offered default with the answer in its place.
+        const shown = (asked.requestedSchema as { properties: Record<string, { default?: unknown; enum?: unknown[] }> }).properties;
+        const tagsText = (content["items.0.tags"] ?? shown["items.0.tags"]?.default) as string | undefined;
+        const first = args.items[0] as BatchArgs["items"][number];
+        const expectedFirst = {
+          ...first,
+          title: (content["items.0.title"] ?? first.title) as string,
+          ...(tagsText === undefined ? {} : { tags: tagsText.split("\n").filter((l) => l.trim() !== "") }),
+        };
+        const after = { items: [expectedFirst, ...args.items.slice(1)], dest: content.dest ?? args.dest };
+        expect(writes).toEqual([JSON.parse(JSON.stringify(after))]);
+        // And what ran passed every rule: a listed choice, a title the schema takes, at most three clean tags.
+        expect(shown.dest?.enum).toContain(after.dest);
+        expect(expectedFirst.title.length >= 1 && [...expectedFirst.title].length <= 20).toBe(true);
+        expect((expectedFirst.tags ?? []).every((t) => t === t.trim() && t.length >= 1 && t.length <= 8 && !t.includes("\u200b"))).toBe(true);
+        expect(Object.keys(content)).not.toContain("items.3.title");
+      }),
+      { numRuns: 120 },
+    );
     expect(outcomes.ran).toBeGreaterThan(10);
     expect(outcomes.refused).toBeGreaterThan(10);
   });
