@@ -24,7 +24,17 @@ export interface CallRegistryApi {
   mintToken(binding: TokenBinding, ttlMs: number): Promise<MintedToken>;
   /** Spends the token if it was issued here for exactly this binding, unspent and unexpired; otherwise says why not. */
   redeemToken(token: string, binding: TokenBinding): Promise<TokenCheck>;
+  /**
+   * Spends a client question's seal nonce (docs/rules.md R-SEAL-3): true only the first time, and only before
+   * `expiresAt`; a spent nonce is kept until then.
+   */
+  spendSeal(nonce: string, expiresAt: number): Promise<boolean>;
+  /** How many spent seal nonces the object keeps (tests). */
+  sealCount(): Promise<number>;
 }
+
+/** A seal's nonce as minted (bundles/kit/seal.ts): 16 random bytes, base64url without padding. */
+export const SEAL_NONCE_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
 /** What a two-call token is bound to: digests only, never an argument. */
 export interface TokenBinding {

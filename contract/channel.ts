@@ -59,7 +59,12 @@ export const ChannelSchema = z.union([
   // Nobody to ask (no approval address came with the call, or the slug declares no confirmations) on a slug whose
   // roster entry says `fallback: token`: the call is registered as a confirmed one, so its write still claims it.
   z.strictObject({ slug: z.string(), fallback: FallbackSchema, reason: z.string().min(1), ttlMs: z.number().int().positive(), call: CallRefSchema, caller: CallerSchema }),
+  // The question goes to the client itself (docs/rules.md R-CHAN-15): a caller the roster declares human-backed
+  // (`asks: client`), on a slug with `clientQuestions: true`, over 2026-07-28 with form elicitation declared and no
+  // X-Elicitation-Url. The bundle answers input_required with a sealed requestState; the caller is what the seal binds.
+  z.strictObject({ slug: z.string(), ask: z.literal("client"), ttlMs: z.number().int().positive(), call: CallRefSchema, caller: z.string().regex(CALLER_ID) }),
 ]);
 export type Channel = z.infer<typeof ChannelSchema>;
 export type AskChannel = Extract<Channel, { url: string }>;
 export type FallbackChannel = Extract<Channel, { reason: string }>;
+export type ClientChannel = Extract<Channel, { ask: "client" }>;

@@ -12,6 +12,7 @@ import {
   MAX_LIVE_CALLS,
   MAX_LIVE_TOKENS,
   type MintedToken,
+  SEAL_NONCE_PATTERN,
   TOKEN_PATTERN,
   TOKEN_TTL_MS,
   type TokenBinding,
@@ -72,6 +73,9 @@ export class CallRegistry extends DurableObject implements CallRegistryApi, PadL
     sql.exec(`CREATE TABLE IF NOT EXISTS tokens (
       digest TEXT PRIMARY KEY, args TEXT NOT NULL, target TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
     sql.exec("CREATE INDEX IF NOT EXISTS tokens_expires ON tokens (expires)");
+    // The client question's spent seal nonces (docs/rules.md R-SEAL-3), kept until their seal expired.
+    sql.exec("CREATE TABLE IF NOT EXISTS seals (nonce TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS seals_expires ON seals (expires)");
     // A record that survived an eviction has lost its gateway stream: it can no longer be live.
     sql.exec("UPDATE calls SET state = 'ended', due = deadline + ? WHERE state = 'live'", RETAIN_MS);
     void ctx.blockConcurrencyWhile(async () => {
@@ -242,6 +246,29 @@ export class CallRegistry extends DurableObject implements CallRegistryApi, PadL
     }
     this.dropOldTokens(now);
     return check;
+  }
+
+  /**
+   * Spends a client question's seal nonce (docs/rules.md R-SEAL-3): true the first time, false ever after, and false
+   * for a seal already past its expiry (nothing then needs keeping). Checked and written with no await between, so
+   * two retries racing with one seal cannot both act. A spent nonce is kept until its seal expires (a replay after
+   * that fails the seal's own expiry), and expired ones are dropped a batch at a time by later spends.
+   */
+  async spendSeal(nonce: string, expiresAt: number): Promise<boolean> {
+    this.served++;
+    if (typeof nonce !== "string" || !SEAL_NONCE_PATTERN.test(nonce) || !Number.isSafeInteger(expiresAt)) return false;
+    const now = Date.now();
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM seals WHERE nonce IN (SELECT nonce FROM seals WHERE expires <= ? ORDER BY expires LIMIT 64)", now);
+    if (now >= expiresAt) return false;
+    if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM seals WHERE nonce = ?", nonce).one().n > 0) return false;
+    sql.exec("INSERT INTO seals (nonce, expires) VALUES (?, ?)", nonce, expiresAt);
+    return true;
+  }
+
+  /** How many spent seal nonces are kept (tests hold the pruning to it). */
+  async sealCount(): Promise<number> {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM seals").one().n;
   }
 
   /** Tokens expired more than RETAIN_MS ago, at most a batch per request. */

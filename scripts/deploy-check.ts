@@ -190,6 +190,12 @@ export function secretsFor(roster: Roster, workers: DeployWorker[], manifests: M
     const bundle = workers.find((w) => w.role === "bundle" && w.name === service);
     const mount = s.path.replace(/^\//, "");
     for (const name of manifests.get(service ?? "") ?? []) add(bundle, { name: `${slugNamespace(mount)}${name}`, why: `mount ${s.path}'s ${name} (slug "${s.slug}")` });
+    // A slug that asks at the client needs its bundle's seal key, one per bundle Worker (docs/rules.md R-SEAL-1).
+    if (s.clientQuestions)
+      add(bundle, {
+        name: "STRAD_SEAL_KEY",
+        why: `seals the questions slug "${s.slug}" asks at a client (at least 32 random characters; to rotate, move the old value to STRAD_SEAL_KEY_PREVIOUS first)`,
+      });
   });
   const approvals = workers.find((w) => w.role === "approvals");
   for (const s of APPROVALS_SECRETS) add(approvals, s);

@@ -174,6 +174,8 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
 
   const slugs = roster.servers.map((s, index): SlugPosture => {
     const channelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: probeUrl(s, roster), roster, env, call: PROBE_CALL });
+    // The same caller with no approval URL, over 2026-07-28 with form elicitation declared: whether it is asked at its client.
+    const clientChannelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: null, roster, env, call: PROBE_CALL, clientForm: true });
     const reasons: string[] = [];
     let verdict: Verdict;
     let toolGroups: SlugToolGroups | null = null;
@@ -204,8 +206,10 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
         reasons.push("fallback: token without confirmations: nobody is ever asked; a guarded call acts on the two-call token alone");
       } else {
         verdict = "ASK";
-        const without = channel.fallback === "token" && takesToken(s.bundle as string, serviceOf) ? "a call without one gets the two-call token (below)" : "a call without one is refused";
+        const without =
+          "url" in channel && channel.fallback === "token" && takesToken(s.bundle as string, serviceOf) ? "a call without one gets the two-call token (below)" : "a call without one is refused";
         reasons.push(`confirmations: true: a guarded call asks the person at the caller's X-Elicitation-Url (held to the approval prefixes below); ${without}`);
+        if (s.clientQuestions) reasons.push(CLIENT_QUESTIONS);
       }
       const bundleEnv = rendered.vars.get(serviceOf(s.bundle as string)) ?? {};
       const posture = elicitationPosture(bundleEnv);
@@ -257,7 +261,12 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
       .map((c): CallerReach => {
         const roles = c.roles.filter((r) => s.entitlements.includes(r));
         const via = c.isAdmin ? "holds every role" : `${roles.length > 1 ? "roles" : "role"} ${roles.join(", ")}`;
-        const reachEntry: CallerReach = { id: c.id, kind: c.kind, via, guarded: guardedFor(s, verdict, c, channelFor, s.kind === "bundle" && takesToken(s.bundle as string, serviceOf)) };
+        const reachEntry: CallerReach = {
+          id: c.id,
+          kind: c.kind,
+          via,
+          guarded: guardedFor(s, verdict, c, channelFor, s.kind === "bundle" && takesToken(s.bundle as string, serviceOf), clientChannelFor),
+        };
         if (leftOut.has(c.tokenSecret)) reachEntry.leftOut = `its token secret ${c.tokenSecret} is unseeded or shorter than 16 characters: the gateway leaves it out`;
         return reachEntry;
       });
@@ -344,7 +353,14 @@ export function onePasswordReasons(s: ServerEntry, verdict: Verdict, bundleEnv: 
   return reasons;
 }
 
-function guardedFor(s: ServerEntry, verdict: Verdict, caller: Caller, channelFor: (caller: Caller) => ReturnType<typeof buildChannel>, takesToken: boolean): string {
+function guardedFor(
+  s: ServerEntry,
+  verdict: Verdict,
+  caller: Caller,
+  channelFor: (caller: Caller) => ReturnType<typeof buildChannel>,
+  takesToken: boolean,
+  clientChannelFor: (caller: Caller) => ReturnType<typeof buildChannel> = () => undefined,
+): string {
   if (s.kind === "remote-http") return "no channel: not the gateway's to guard";
   if (verdict === "REFUSE") return "refused";
   const channel = channelFor(caller);
@@ -353,11 +369,21 @@ function guardedFor(s: ServerEntry, verdict: Verdict, caller: Caller, channelFor
   if ("refused" in channel) return `refused: ${channel.refused}`;
   if ("reason" in channel) return takesToken ? "the two-call token: nobody is asked" : "refused: nobody can be asked, and its bundle does not take the two-call token";
   const asks =
-    channel.fallback === "token" && takesToken
+    "url" in channel && channel.fallback === "token" && takesToken
       ? "asked when it sends an X-Elicitation-Url under the approval prefixes, the two-call token without one"
       : "asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one";
-  return caller.isAdmin ? `${asks} (an admin is no exception)` : asks;
+  // The client question (docs/rules.md R-CHAN-15), from the gateway's own buildChannel: the caller names no approval
+  // URL, on 2026-07-28 with form elicitation declared.
+  const client = clientChannelFor(caller);
+  const path = client !== undefined && "ask" in client ? `${asks.replace(/, refused without one$/, "")}; ${CLIENT_PATH}` : asks;
+  return caller.isAdmin ? `${path} (an admin is no exception)` : path;
 }
+
+/** The reason line of a slug with clientQuestions: true. */
+const CLIENT_QUESTIONS =
+  "clientQuestions: true: a caller the roster declares asks: client is asked at its own MCP client instead when its call names no X-Elicitation-Url, comes over 2026-07-28 and declares form elicitation (input_required with a requestState the bundle seals with its STRAD_SEAL_KEY; the write happens on the retry carrying the answer); every other caller is as above";
+/** What a human-backed caller's guarded call without an approval URL gets on such a slug. */
+const CLIENT_PATH = "without one, over 2026-07-28 with form elicitation declared, asked at its own client (client question, sealed state); otherwise refused";
 
 // ---- The two-call token (bundles/kit/token.ts): a slug's `fallback: token` and the bundle's ELICITATION ----
 // Only a bundle that opts in takes the token (pads); it reads ELICITATION with the kit's own function. Gmail and

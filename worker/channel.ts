@@ -1,6 +1,6 @@
 // What a confirmed slug's tools/call carries under _meta["dev.strad/elicitation"] (docs/rules.md R-CHAN-3,
 // R-CHAN-4, R-CHAN-6, R-CHAN-12). Only slugs declaring confirmations or skipConfirmations ever get the key (R-CHAN-1),
-// and slugs whose `fallback` is "token" (R-PAD-7).
+// and slugs whose `fallback` is "token" (R-PAD-7). A human-backed caller may be asked at its own client (R-CHAN-15).
 import type { CallRef, Channel } from "../contract/channel";
 import { checkUnderPrefix } from "../contract/url-policy";
 import type { Caller } from "./auth";
@@ -20,7 +20,19 @@ export function channelTtlMs(timeoutMs: number): number {
   return timeoutMs - Math.min(Math.floor(timeoutMs / 4), 15_000);
 }
 
-export function buildChannel(args: { server: ServerEntry; caller: Caller; headerValue: string | null; roster: Roster; env: Record<string, unknown>; call: CallRef }): Channel | undefined {
+/**
+ * `clientForm`: the call came over 2026-07-28 and its client declared form elicitation in the request's own envelope
+ * (worker/relay.ts hopCapabilities), so a question returned as input_required can reach the person at that client.
+ */
+export function buildChannel(args: {
+  server: ServerEntry;
+  caller: Caller;
+  headerValue: string | null;
+  roster: Roster;
+  env: Record<string, unknown>;
+  call: CallRef;
+  clientForm?: boolean;
+}): Channel | undefined {
   const { server, caller, roster, env, call } = args;
   const slug = server.slug;
   if (!isGated(server)) return undefined;
@@ -36,6 +48,10 @@ export function buildChannel(args: { server: ServerEntry; caller: Caller; header
     return { slug, refused: `caller "${caller.id}" is a ${caller.kind} caller and has no session to ask`, caller: who };
   }
   if (!server.confirmations) return { slug, fallback: "token", reason: NO_CONFIRMATIONS_REASON, ttlMs, call, caller: who };
+  // The question goes to the client only when the operator declared both ends (the caller has a person at its client,
+  // the slug allows it), the call names no approval service and its client can show a form (docs/rules.md R-CHAN-15).
+  // A caller alone never chooses it: anything else is exactly as before.
+  if (caller.asks === "client" && server.clientQuestions && args.headerValue === null && args.clientForm === true) return { slug, ask: "client", ttlMs, call, caller: who };
   const checked = checkElicitationUrl(args.headerValue, roster.gateway.elicitation.allowedUrlPrefixes);
   if (!checked.ok) {
     if (token && checked.error.code === "ELICITATION_URL_MISSING") return { slug, fallback: "token", reason: NO_ADDRESS_REASON, ttlMs, call, caller: who };

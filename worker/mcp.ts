@@ -194,6 +194,12 @@ function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext, or
   });
 }
 
+/** Whether the hop's capabilities (relay.ts hopCapabilities: the caller's own declaration, read as the SDK reads it) include form elicitation. */
+function hasForm(capabilities: Readonly<Record<string, unknown>> | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).form !== undefined;
+}
+
 /** Forwards one tools/call to the mount it routes to; throws ProtocolError with a reason on failure. */
 export async function forwardCall(gw: GatewayRequest, params: CallParams, call: CallContext): Promise<Record<string, unknown>> {
   gw.log.tool = params.name;
@@ -218,6 +224,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   let stopWatch: (() => void) | undefined;
   let registered: CallRef | undefined;
   let drained = false;
+  let askClient = false;
   try {
     const headers = serverHeaders(gw, server);
     // The gateway's own progress token: always on a confirmed call (its keepalives ride on it), otherwise only
@@ -227,8 +234,11 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     if (ownToken !== undefined) meta.progressToken = ownToken;
     if (isGated(server)) {
       const ref = { scope: gw.caller.id, key: "", nonce: crypto.randomUUID() };
-      const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref });
+      // Whether this call's client can be asked a form itself: 2026-07-28, form declared in its envelope (R-CHAN-15).
+      const clientForm = call.origin?.era === "modern" && hasForm(gw.hopCapabilities);
+      const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref, clientForm });
       meta[CHANNEL_META_KEY] = channel;
+      askClient = channel !== undefined && "ask" in channel;
       // The channel carries `ref` itself, so the key (by session, approval URL or nonce: R-CALL-12) reaches the bundle's gate too.
       const origin = call.origin ?? { era: "legacy", session: gw.session ?? null };
       ref.key = await recordKey(origin, call.id, channel !== undefined && "url" in channel ? channel.url : undefined, ref.nonce);
@@ -251,10 +261,11 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     }
     // A retry's answers and state go on to the mount as they came, on 2026-07-28 only: the revision that has them
     // (docs/rules.md R-FWD-8). The caller's own _meta never does (R-FWD-2). An ungated mount is told the elicitation
-    // modes the caller declared, so it may ask; a gated one is told none, so its question never goes to the caller.
+    // modes the caller declared, so it may ask; a gated one is told none, so its question never goes to the caller,
+    // unless its channel is a client question (R-CHAN-15): then the question is the point, and the caller declared form.
     const modern = call.origin?.era === "modern";
     const retry = modern ? gw.retry : undefined;
-    const capabilities = modern && !isGated(server) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : NO_CAPABILITIES;
+    const capabilities = modern && (!isGated(server) || askClient) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : NO_CAPABILITIES;
     const answer = await callUpstream({
       server,
       method: "tools/call",

@@ -12,7 +12,7 @@ import { type Roster, type RosterError, type ServerEntry, ServerSchema, validate
 export const OVERLAY_TTL_MS = 5_000;
 
 /** Keys only the checked-in roster sets, on any entry: together they decide where a stored credential is sent (R-RT-3). */
-export const GUARD_KEYS = ["confirmations", "confirmationHeaders", "skipConfirmations", "approvalUrlPrefixes", "fallback"] as const;
+export const GUARD_KEYS = ["confirmations", "confirmationHeaders", "skipConfirmations", "approvalUrlPrefixes", "fallback", "clientQuestions"] as const;
 /** What a runtime write may change on a checked-in entry (R-RT-4); every other key of it is frozen, present and future. */
 export const CHANGEABLE_KEYS = ["entitlements", "timeoutMs", "maxRequestBytes"] as const;
 /** What a runtime entry of its own may name (R-RT-3): a mount, who sees it and its limits, and literal headers. */

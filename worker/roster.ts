@@ -30,6 +30,12 @@ export const CallerSchema = z
     kind: z.enum(["session", "admin", "console", "grant"]).describe("session: an agent session; admin: holds every role; console and grant: have no session to ask, so confirmed tools refuse them."),
     roles: z.array(z.string().min(1)).default([]).describe("Roles matched against a server's entitlements."),
     tokenSecret: z.string().regex(ENV_NAME, "must be a Worker secret name").describe("Name of the Worker secret whose value is this caller's bearer token."),
+    asks: z
+      .enum(["service", "client"])
+      .default("service")
+      .describe(
+        'Who a guarded call of this caller asks: "service" (the default) its approval service, over X-Elicitation-Url; "client": a person sits at this caller\'s MCP client, so on a slug with clientQuestions: true a 2026-07-28 call that declares form elicitation and names no approval URL is asked at the client (input_required with a sealed state). Declare it only for a client a person answers: a headless client answers questions by itself.',
+      ),
   })
   .describe("One caller of /mcp, identified by its bearer token.");
 
@@ -67,6 +73,12 @@ export const ServerSchema = z
       .default("none")
       .describe(
         'When nobody can be asked (the call brings no approval address, or the slug declares no confirmations; or the bundle runs with ELICITATION=false): "none" (the default) refuses the guarded call; "token" lets a bundle that opts in (pads) fall back to the two-call token, which proves only that the call was made twice with the same arguments. Gmail and 1Password never take it.',
+      ),
+    clientQuestions: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Lets a caller declared asks: client be asked at its own client (2026-07-28 input_required with a sealed requestState) when its call names no approval URL. Off by default for every slug, Gmail and 1Password included; needs confirmations: true.",
       ),
     confirmationHeaders: headerMap.default({}).describe("Headers the bundle puts on every approval request (e.g. a Cloudflare Access service token); needs confirmations: true."),
     approvalUrlPrefixes: z
@@ -123,7 +135,8 @@ export const RosterSchema = RosterBase.superRefine(checkCrossFieldRules);
 
 export type Roster = z.output<typeof RosterSchema>;
 export type ServerEntry = Roster["servers"][number];
-export type CallerEntry = Roster["callers"][number];
+/** A caller as the gateway holds it; `asks` absent is "service", as the schema's default makes it. */
+export type CallerEntry = Omit<Roster["callers"][number], "asks"> & { asks?: Roster["callers"][number]["asks"] };
 
 function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
@@ -133,6 +146,8 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
     const prior = seenCallers.get(c.id);
     if (prior !== undefined) issue(["callers", i, "id"], `duplicate caller id "${c.id}" (also callers[${prior}])`);
     else seenCallers.set(c.id, i);
+    // A console or grant caller has no prompt surface to ask at (docs/rules.md R-CHAN-2, R-CONF-17).
+    if (c.asks === "client" && (c.kind === "console" || c.kind === "grant")) issue(["callers", i, "asks"], `a ${c.kind} caller has no client a person answers at, so it cannot be asks: client`);
   });
 
   const seen = new Map<string, number>();
@@ -163,6 +178,10 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
     if (s.fallback === "token" && s.skipConfirmations) issue(at("fallback"), "skipConfirmations acts unasked, so a token fallback would never be used; drop one of them");
     if (s.confirmations && s.skipConfirmations) {
       issue(at("skipConfirmations"), "confirmations and skipConfirmations are both true; strad will not pick one for you");
+    }
+    // The client question is another way of asking for a slug that already asks (docs/rules.md R-CONF-17).
+    if (s.clientQuestions && (!s.confirmations || s.kind !== "bundle")) {
+      issue(at("clientQuestions"), "clientQuestions needs confirmations: true on a bundle server: it is another way to ask for a slug that already asks");
     }
     if (Object.keys(s.confirmationHeaders).length > 0 && !s.confirmations && s.kind === "bundle") {
       issue(at("confirmationHeaders"), "confirmationHeaders without confirmations: true would never be sent");

@@ -49,6 +49,16 @@ export const AUDIT_REASONS = {
   edit_not_offered: "the person's accept sets a field the card did not offer to edit: nothing ran",
   edit_widened: "the person's accept adds, changes or reorders an entry of a field that may only lose entries: nothing ran",
   edit_invalid: "the person's edited call fails a rule a model's call must pass (the tool's schema, its own checks, the prompt's): nothing ran",
+  seal_key_missing: "the slug asks at the client, but the bundle's STRAD_SEAL_KEY is not set, so no question could be sealed",
+  seal_store_failed: "a client's answer came with a seal that opened, but its single-use nonce could not be spent (the CallRegistry failed)",
+  // asked: at the caller's own client (input_required with a sealed requestState); nothing acted on this call
+  client_question: "the question went to the person at the caller's own client; the retry carrying the answer is another call",
+  seal_unopened: "a retry's requestState did not open (tampered, or sealed with a key the bundle no longer holds): asked again",
+  seal_expired: "a retry's requestState was past its expiry: asked again",
+  seal_other_target: "a retry's requestState was sealed for another caller, slug, tool, arguments or question: asked again",
+  seal_used: "a retry's requestState was already used once: asked again",
+  // approved, declined, cancelled: answered at the client
+  answered_at_client: "the person answered at the caller's own client, on a retry whose seal opened onto this very call",
   // approved
   waived: "the slug waives confirmations (skipConfirmations): nobody was asked",
   two_call_token: "the call quoted the two-call token its first call got, with the same arguments: nobody was asked",

@@ -3,12 +3,16 @@
 // and the capabilities seam both come through here, and so does every audit line about asking
 // (docs/rules.md R-AUDIT-1).
 
-import type { CallRef } from "../../contract/channel";
+import { inputRequired } from "@modelcontextprotocol/server";
+import type { CallRegistryNamespace } from "../../contract/call-registry";
+import type { CallRef, ClientChannel } from "../../contract/channel";
 import { type ApprovalError, CONFIRM_SCHEMA, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, type NoAnswer, type NoAnswerCause, requestApproval } from "./approval-client";
-import { type AuditOutcome, type AuditReason, audit, auditTrail, cardDigest, decisionTrail } from "./audit";
+import { type AuditOutcome, type AuditReason, audit, auditTrail, canonicalJson, cardDigest, decisionTrail } from "./audit";
+import { fingerprint } from "./fingerprint";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "./keepalive";
 import { elicitationPosture } from "./posture";
-import { type ChannelState, currentScope } from "./scope";
+import { type CallScope, type CallState, type ChannelState, currentScope } from "./scope";
+import { openSeal, type SealTarget, sameTarget, seal, sealKeys, sealNonce, sealTtlMs } from "./seal";
 
 export const NO_CHANNEL_REASON = "no approval channel reached this call, so there is no one to ask: the caller sent no X-Elicitation-Url, or this server does not declare confirmations";
 
@@ -22,7 +26,7 @@ export function waivedLine(slug: string): string {
 }
 
 /** A refusal says why in words for the caller, and in a fixed code for the audit trail. */
-export type Preflight = { ok: true; mode: "ask" | "skip"; slug: string } | { ok: false; reason: string; code: AuditReason };
+export type Preflight = { ok: true; mode: "ask" | "skip" | "client"; slug: string } | { ok: false; reason: string; code: AuditReason };
 
 export type Decision =
   | { kind: "approved"; asked: boolean; content: Record<string, unknown> }
@@ -54,6 +58,7 @@ export function preflight(): Preflight {
       return { ok: false, reason: `${NO_CHANNEL_REASON} (${channel.channel.reason})`, code: "no_channel" };
     case "ask":
     case "skip":
+    case "client":
       return { ok: true, mode: channel.kind, slug: channel.channel.slug };
   }
 }
@@ -84,7 +89,7 @@ export function noAnswerLine(answer: NoAnswer, cause: NoAnswerCause): { outcome:
 
 /** The CallRegistry record the gateway registered for this call, when the channel names one. */
 export function callRefOf(channel: ChannelState): CallRef | undefined {
-  return channel.kind === "ask" || channel.kind === "skip" || channel.kind === "fallback" ? channel.channel.call : undefined;
+  return channel.kind === "ask" || channel.kind === "skip" || channel.kind === "fallback" || channel.kind === "client" ? channel.channel.call : undefined;
 }
 
 /** A positive integer from a var, clamped; production leaves it unset and gets the default. */
@@ -122,6 +127,8 @@ export async function askPerson(input: AskInput): Promise<Decision> {
     audit("approved", { reason: "waived" }, scope);
     return { kind: "approved", asked: false, content: { confirm: true } };
   }
+  // The person sits at the caller's own client: the call answers with the question, and the retry acts (R-SEAL-1).
+  if (call.channel.kind === "client") return askAtClient(input, scope, call, call.channel.channel);
   if (call.channel.kind !== "ask" || call.deadline === undefined) {
     audit("refused", { reason: "no_channel" }, scope);
     return { kind: "refused", reason: NO_CHANNEL_REASON };
@@ -184,4 +191,112 @@ export async function askPerson(input: AskInput): Promise<Decision> {
   } finally {
     stop();
   }
+}
+
+/** The key of the one question a client channel puts in its input_required result (and reads back from inputResponses). */
+export const CLIENT_QUESTION_KEY = "strad_confirm";
+
+/** What a client's answer says, read as the approval service's is: only accept with the box ticked acts (R-CLIENT-2). */
+type ClientAnswer = { answer: "accept"; content: Record<string, unknown> } | { answer: NoAnswer; cause: NoAnswerCause };
+
+function readClientAnswer(value: unknown): ClientAnswer | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { action, content } = value as { action?: unknown; content?: unknown };
+  switch (action) {
+    case "accept":
+      if (typeof content === "object" && content !== null && !Array.isArray(content) && (content as Record<string, unknown>).confirm === true) {
+        return { answer: "accept", content: content as Record<string, unknown> };
+      }
+      return { answer: "decline", cause: "unticked" };
+    case "decline":
+    case "cancel":
+      return { answer: action, cause: "answered" };
+    default:
+      return undefined;
+  }
+}
+
+/** The fingerprint of the call's arguments as they came (a seal binds them, not the target the tool resolves). */
+export function argumentsFingerprint(tool: string, args: unknown): Promise<string> {
+  return fingerprint({ operation: `arguments:${tool}`, target: { arguments: canonicalJson(args ?? {}) } });
+}
+
+/** Spends a seal's nonce in the caller's CallRegistry object: true once, false after; undefined when it could not be asked. */
+async function spendNonce(env: Record<string, unknown>, ref: CallRef, nonce: string, expiresAt: number): Promise<boolean | undefined> {
+  const ns = env.CALLS as CallRegistryNamespace | undefined;
+  if (ns === undefined || typeof ns.idFromName !== "function") return undefined;
+  try {
+    return (await ns.get(ns.idFromName(ref.scope)).spendSeal(nonce, expiresAt)) === true;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a call that put its question to the client says, should the tool's own words ever reach anyone. */
+const ASKED_AT_CLIENT = "the question was put to the person at the client; the call acts only when its client retries with the answer";
+
+/**
+ * The client path (docs/rules.md R-SEAL-1, R-SEAL-2, R-SEAL-3): a call whose retry brings an answer under a seal that
+ * opens with a current key, has not expired, is for this very caller, slug, tool, arguments and question, and whose
+ * nonce was never spent, is answered with that answer. Any other call, the first one included, gets the question and a
+ * fresh seal (never an error: R-SEAL-2), and acts on nothing: the tool's answer is replaced by the question.
+ */
+async function askAtClient(input: AskInput, scope: CallScope, call: CallState, channel: ClientChannel): Promise<Decision> {
+  const keys = sealKeys(scope.env);
+  if (!keys.ok) {
+    audit("refused", { reason: "seal_key_missing" }, scope);
+    return { kind: "refused", reason: keys.reason };
+  }
+  const requestedSchema = input.requestedSchema ?? CONFIRM_SCHEMA;
+  const question = await cardDigest(input.message, requestedSchema);
+  const decision = decisionTrail(scope);
+  if (decision !== undefined) decision.card = question;
+  const target: SealTarget = { caller: channel.caller, slug: channel.slug, tool: call.toolName, args: await argumentsFingerprint(call.toolName, call.arguments), question };
+  let why: AuditReason = "client_question";
+  if (call.requestState !== undefined) {
+    const opened = await openSeal(call.requestState, keys.keys);
+    const answer = readClientAnswer(call.inputResponses?.[CLIENT_QUESTION_KEY]);
+    if (!opened.ok) why = opened.problem === "expired" ? "seal_expired" : "seal_unopened";
+    else if (!sameTarget(opened.payload, target)) why = "seal_other_target";
+    else if (answer !== undefined) {
+      // Spent before anything is decided, so a replay of this very retry, decline or accept, is asked again.
+      const spent = await spendNonce(scope.env, channel.call, opened.payload.nonce, opened.payload.exp);
+      if (spent === undefined) {
+        audit("refused", { reason: "seal_store_failed" }, scope);
+        return { kind: "failed", reason: "the answer's seal could not be checked against the gateway's record, so nothing acted" };
+      }
+      if (!spent) why = "seal_used";
+      else return answeredAtClient(input, scope, answer);
+    }
+  }
+  const state = await seal({ ...target, exp: Date.now() + sealTtlMs(scope.env), nonce: sealNonce() }, keys.keys);
+  call.question = inputRequired({
+    // The kit's schemas are the form's own (approval-client CONFIRM_SCHEMA, edits.ts editForm): the SDK's type is narrower than Record.
+    inputRequests: { [CLIENT_QUESTION_KEY]: inputRequired.elicit({ message: input.message, requestedSchema: requestedSchema as Parameters<typeof inputRequired.elicit>[0]["requestedSchema"] }) },
+    requestState: state,
+  }) as unknown as Record<string, unknown>;
+  audit("asked", { reason: why }, scope);
+  return { kind: "not-approved", answer: "cancel", why: ASKED_AT_CLIENT };
+}
+
+async function answeredAtClient(input: AskInput, scope: CallScope, answer: ClientAnswer): Promise<Decision> {
+  if (answer.answer !== "accept") {
+    const line = noAnswerLine(answer.answer, answer.cause);
+    // A plain decline or cancel says where it was answered; an unticked accept keeps its own reason.
+    audit(line.outcome, { reason: answer.cause === "answered" ? "answered_at_client" : line.reason }, scope);
+    return { kind: "not-approved", answer: answer.answer, ...(answer.cause === "unticked" ? { why: "the confirm box was not ticked" } : {}) };
+  }
+  if (scope.signal.aborted) {
+    audit("cancelled", { reason: "caller_left" }, scope);
+    return { kind: "not-approved", answer: "cancel", why: "the call was dropped" };
+  }
+  if (input.vet !== undefined) {
+    const vetted = await input.vet(answer.content);
+    if (!vetted.ok) {
+      audit("refused", { reason: vetted.code }, scope);
+      return { kind: "refused", reason: vetted.why, edit: true };
+    }
+  }
+  audit("approved", { reason: "answered_at_client" }, scope);
+  return { kind: "approved", asked: true, content: answer.content };
 }

@@ -96,6 +96,23 @@ export function mountProblem(manifest: BundleManifest | undefined, path: string,
   return undefined;
 }
 
+/**
+ * A call that put its question to the client (bundles/kit/confirm.ts askAtClient) answers with that question, whatever
+ * its tool made of the "not approved" it was told (a refusal's text, a 1Password read with every secret withheld): the
+ * SDK's McpServer hands an input_required result on as it is (docs/rules.md R-SEAL-1). The seam is McpServer's
+ * per-instance executeToolHandler, the one step between a tool's handler and its result; it is not in the SDK's
+ * typings, so its absence (an SDK upgrade) fails every mount's first call loudly rather than dropping the question.
+ */
+function answerWithQuestion(server: McpServer): void {
+  const seam = server as unknown as { executeToolHandler?: (tool: unknown, args: unknown, ctx: unknown) => Promise<unknown> };
+  const execute = seam.executeToolHandler;
+  if (typeof execute !== "function") throw new Error("the MCP SDK's McpServer has no executeToolHandler: the kit cannot return a client question");
+  seam.executeToolHandler = async (tool, args, ctx) => {
+    const result = await execute.call(server, tool, args, ctx);
+    return currentScope().call?.question ?? result;
+  };
+}
+
 /** How the kit serves; `fastLane: false` only to hold the lane to the SDK's answers (test/bundles/kit/lane.unit.test.ts). */
 export interface ServeOptions {
   fastLane?: boolean;
@@ -120,6 +137,7 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
       const server = factory(mount, scope.env);
       if (fastLane && tables.get(path)?.env !== scope.env) tables.set(path, laneTableFor(server, scope.env));
       installConfirmSeam(server);
+      answerWithQuestion(server);
       const call = scope.call;
       // What ctx.mcpReq.notify does: a notification related to this call's request, on its response stream.
       if (call !== undefined) call.notify = (notification) => server.server.notification(notification, { relatedRequestId: call.requestId });

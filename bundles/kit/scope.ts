@@ -1,7 +1,7 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
 // flight in one isolate never see each other's approval address (docs/rules.md R-CHAN-8).
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type FallbackChannel } from "../../contract/channel";
+import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type ClientChannel, type FallbackChannel } from "../../contract/channel";
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
 
@@ -15,7 +15,9 @@ export type ChannelState =
   | { kind: "ask"; channel: AskChannel }
   | { kind: "skip"; channel: SkipChannel }
   /** Nobody to ask, on a slug that allows the two-call token: only a guard that opts in takes it (bundles/kit/token.ts). */
-  | { kind: "fallback"; channel: FallbackChannel };
+  | { kind: "fallback"; channel: FallbackChannel }
+  /** Ask the person at the caller's own client: input_required with a sealed requestState (bundles/kit/client-ask in confirm.ts). */
+  | { kind: "client"; channel: ClientChannel };
 
 export interface ProgressNotification {
   method: "notifications/progress";
@@ -49,6 +51,16 @@ export interface CallState {
    * handler on the SDK's server hands it over instead of running again (bundles/kit/lane.ts).
    */
   settled?: Settled;
+  /** The call's arguments as they came, which a client question's seal binds by fingerprint (bundles/kit/seal.ts). */
+  arguments?: unknown;
+  /** A 2026-07-28 retry's answers and the state they came back with (the gateway forwards both as they came). */
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+  /**
+   * The question this call answers with instead of its tool's own result: set by askPerson on a client channel when
+   * there is no valid answer yet, and returned by the mount's server as the call's input_required result.
+   */
+  question?: Record<string, unknown>;
 }
 
 /** What a tool's handler returned or threw. */
@@ -106,6 +118,7 @@ export function readChannel(meta: unknown): ChannelState {
   if ("refused" in channel) return { kind: "refused", reason: channel.refused, slug: channel.slug, ...(channel.caller === undefined ? {} : { caller: channel.caller }) };
   if ("skip" in channel) return { kind: "skip", channel };
   if ("url" in channel) return { kind: "ask", channel };
+  if ("ask" in channel) return { kind: "client", channel };
   return { kind: "fallback", channel };
 }
 
@@ -119,7 +132,8 @@ function progressTokenOf(meta: unknown): string | number | undefined {
 export function callStateFor(requestId: string | number, params: Record<string, unknown>, now: number = Date.now()): CallState {
   const meta = params._meta;
   const channel = readChannel(meta);
-  const ttlMs = channel.kind === "ask" || channel.kind === "skip" || channel.kind === "fallback" ? channel.channel.ttlMs : undefined;
+  const ttlMs = channel.kind === "ask" || channel.kind === "skip" || channel.kind === "fallback" || channel.kind === "client" ? channel.channel.ttlMs : undefined;
+  const { inputResponses, requestState } = params;
   return {
     requestId,
     toolName: typeof params.name === "string" ? params.name : "",
@@ -127,5 +141,8 @@ export function callStateFor(requestId: string | number, params: Record<string, 
     deadline: ttlMs === undefined ? undefined : now + ttlMs,
     progressToken: progressTokenOf(meta),
     notify: async () => {},
+    arguments: params.arguments,
+    ...(typeof inputResponses === "object" && inputResponses !== null && !Array.isArray(inputResponses) ? { inputResponses: inputResponses as Record<string, unknown> } : {}),
+    ...(typeof requestState === "string" ? { requestState } : {}),
   };
 }

@@ -218,8 +218,8 @@ describe("each bundle server against the tree it deploys with", () => {
     expect(r.lines.slice(1)).toEqual(
       expect.arrayContaining([expect.stringMatching(/^servers\[0\]\.path: slug "echo" mounts \/echo on bundle ECHO \(bundles\/echo\), whose bundle\.json does not list its mounts$/)]),
     );
-    // One line per echo server of the checked-in roster (echo, -confirmed, -waived, -unseeded, -short, -brief, -scripted, -scripted-brief).
-    expect(r.lines).toHaveLength(1 + 8);
+    // One line per echo server of the checked-in roster (echo, -confirmed, -waived, -unseeded, -client, -short, -brief, -scripted, -scripted-brief).
+    expect(r.lines).toHaveLength(1 + 9);
   });
 
   it.each([

@@ -294,3 +294,30 @@ describe("issue 15 #2: the secrets of a per-slug bundle's mounts", () => {
     expect(secrets.find((s) => s.name === "GMAIL_TEAM__GMAIL_REFRESH_TOKEN")?.why).toBe('mount /gmail-team\'s GMAIL_REFRESH_TOKEN (slug "gmail-team")');
   });
 });
+
+describe("issue 28: the seal key of a bundle whose slug asks at the client", () => {
+  it("is listed once per bundle Worker with a clientQuestions slug, and for no other bundle", () => {
+    const parsed = parseRoster(`servers:
+  - { slug: echo-client, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, clientQuestions: true }
+  - { slug: echo-client-2, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, clientQuestions: true }
+  - { slug: gmail-rw-external, kind: bundle, bundle: GOOGLE, path: /gmail-rw-external, entitlements: [user], confirmations: true }
+`);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const worker = (role: DeployWorker["role"], name: string, config: string): DeployWorker => ({ role, name, config, vars: {}, rendered: {} });
+    const workers = [
+      worker("bundle", "strad-bundle-echo", "bundles/echo/wrangler.toml"),
+      worker("bundle", "strad-bundle-google", "bundles/google/wrangler.toml"),
+      worker("gateway", "strad-gateway", "wrangler.toml"),
+    ];
+    const secrets = secretsFor(
+      parsed.roster,
+      workers,
+      new Map(),
+      new Map([
+        ["ECHO", "strad-bundle-echo"],
+        ["GOOGLE", "strad-bundle-google"],
+      ]),
+    );
+    expect(secrets.filter((s) => s.name === "STRAD_SEAL_KEY").map((s) => s.config)).toEqual(["bundles/echo/wrangler.toml"]);
+  });
+});

@@ -166,7 +166,7 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
     const r = await once("strad.dev.yaml");
     const confirmed = block(r.stdout, "echo-confirmed");
     expect(confirmed).toMatch(
-      /^ {4}dev-session \(session, role user\), dev-session-2 \(session, role user\): asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one$/m,
+      /^ {4}dev-session \(session, role user\), dev-session-2 \(session, role user\), dev-person \(session, role user\): asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one$/m,
     );
     expect(confirmed).toMatch(/^ {4}dev-admin \(admin, holds every role\): asked when .*\(an admin is no exception\)$/m);
     expect(confirmed).toMatch(/^ {4}dev-console \(console, role user\): refused: caller "dev-console" is a console caller and has no session to ask$/m);
@@ -219,7 +219,7 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
       prefixes: ["http://127.0.0.1:8788/api/v1/elicitations/session/"],
     });
     expect(bySlug(doc, "echo").approval).toBeNull();
-    expect(bySlug(doc, "echo").callers.map((c) => c.id)).toEqual(["dev-session", "dev-session-2", "dev-admin", "dev-console", "dev-grant", "dev-reader"]);
+    expect(bySlug(doc, "echo").callers.map((c) => c.id)).toEqual(["dev-session", "dev-session-2", "dev-admin", "dev-console", "dev-grant", "dev-reader", "dev-person"]);
     expect(bySlug(doc, "echo-brief").ttlMs).toBe(4500);
     expect(doc.warnings.map((w) => Object.keys(w).sort())).toEqual(doc.warnings.map(() => ["kind", "message", "slugs"]));
     expect(doc.warnings.find((w) => w.kind === "prefix-wider-than-route")?.slugs).toEqual([
@@ -686,5 +686,45 @@ servers:
       await gateway.stop();
     }
     // 60 s: one tsx child (1-4 s measured, several times that under load), as this file's other runs.
+  }, 60_000);
+});
+
+describe("issue 28: which path a guarded call takes, per slug and caller (approval service, client question, refused)", () => {
+  const dev = postureOf(rosterOf("strad.dev.yaml"));
+  const reach = (slug: string, caller: string) => {
+    const found = bySlug(dev, slug).callers.find((c) => c.id === caller);
+    if (found === undefined) throw new Error(`${caller} does not reach ${slug}`);
+    return found.guarded;
+  };
+
+  it("dev: on echo-client, dev-person (asks: client) is asked at its own client without an approval URL; dev-session is refused without one", () => {
+    expect(bySlug(dev, "echo-client").verdict).toBe("ASK");
+    expect(bySlug(dev, "echo-client").reasons.some((r) => r.startsWith("clientQuestions: true:"))).toBe(true);
+    expect(reach("echo-client", "dev-person")).toContain("asked at its own client (client question, sealed state)");
+    expect(reach("echo-client", "dev-person")).toContain("asked when it sends an X-Elicitation-Url");
+    expect(reach("echo-client", "dev-session")).toBe("asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one");
+  });
+
+  it("dev: a slug without clientQuestions (Gmail, 1Password, echo-confirmed) never asks dev-person at its client", () => {
+    for (const slug of ["gmail-rw-external", "onepassword", "echo-confirmed"]) {
+      expect(reach(slug, "dev-person")).not.toContain("client question");
+      expect(bySlug(dev, slug).reasons.some((r) => r.startsWith("clientQuestions"))).toBe(false);
+    }
+  });
+
+  it("an admin is no exception, and a caller declared asks: service is never asked at its client", () => {
+    const yaml = `gateway:\n  elicitation:\n    allowedUrlPrefixes: [https://approvals.example.com/api/v1/elicitations/session/]\ncallers:\n  - { id: person, kind: session, roles: [user], tokenSecret: T_PERSON, asks: client }\n  - { id: agent, kind: session, roles: [user], tokenSecret: T_AGENT }\n  - { id: boss, kind: admin, tokenSecret: T_BOSS, asks: client }\nservers:\n  - { slug: pads, kind: bundle, bundle: PADS, path: /pads, entitlements: [user], confirmations: true, clientQuestions: true }\n`;
+    const pads = bySlug(report(yaml), "pads");
+    const guarded = Object.fromEntries(pads.callers.map((c) => [c.id, c.guarded]));
+    expect(guarded.person).toContain("asked at its own client");
+    expect(guarded.boss).toContain("asked at its own client");
+    expect(guarded.boss).toContain("(an admin is no exception)");
+    expect(guarded.agent).not.toContain("client");
+  });
+
+  it("the text output shows the path for each caller (one tsx child: 60 s, as this file's other runs)", async () => {
+    const out = await once("strad.dev.yaml");
+    expect(out.status).toBe(0);
+    expect(block(out.stdout, "echo-client")).toContain("asked at its own client");
   }, 60_000);
 });

@@ -19,7 +19,7 @@ gateway:
     allowedUrlPrefixes: [ "https://approve.example/s/" ]
 servers:
   - { slug: plain, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user] }
-  - { slug: guarded, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, confirmationHeaders: { CF-Access-Client-Id: "\${GUARD_ID}" }, approvalUrlPrefixes: [ "https://approve.example/s/" ] }
+  - { slug: guarded, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, clientQuestions: true, confirmationHeaders: { CF-Access-Client-Id: "\${GUARD_ID}" }, approvalUrlPrefixes: [ "https://approve.example/s/" ] }
   - { slug: waived, kind: bundle, bundle: ECHO, path: /echo-waived, entitlements: [user], skipConfirmations: true }
   - { slug: tokened, kind: bundle, bundle: PADS, path: /pads, entitlements: [user], fallback: token }
   - { slug: remote, kind: remote-http, url: "https://remote.example/mcp", entitlements: [user], headers: { Authorization: "Bearer \${REMOTE_KEY}" } }
@@ -84,6 +84,7 @@ const GUARD_VALUES: Record<(typeof GUARD_KEYS)[number], unknown> = {
   skipConfirmations: true,
   approvalUrlPrefixes: ["https://approve.example/s/"],
   fallback: "token",
+  clientQuestions: true,
 };
 /** The checked-in entry that declares each guard key, for the "remove it" case. */
 const DECLARED_BY: Record<(typeof GUARD_KEYS)[number], string> = {
@@ -92,6 +93,7 @@ const DECLARED_BY: Record<(typeof GUARD_KEYS)[number], string> = {
   skipConfirmations: "waived",
   approvalUrlPrefixes: "guarded",
   fallback: "tokened",
+  clientQuestions: "guarded",
 };
 
 describe("the operator credential", () => {

@@ -1,0 +1,77 @@
+// Covers the client question's seal nonces in the CallRegistry Durable Object (durable-objects/call-registry.ts spendSeal, docs/rules.md R-SEAL-3) on workerd, as the gateway build deploys it: a nonce spends once, only before its seal's expiry, in the caller's own object, racing retries included, and spent nonces are pruned once their seal expired.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sealNonce } from "../../bundles/kit/seal";
+import type { CallRegistry } from "../../durable-objects/call-registry";
+// @ts-expect-error: a plain ES module without types
+import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
+
+interface Store {
+  spendSeal: CallRegistry["spendSeal"];
+  sealCount: CallRegistry["sealCount"];
+}
+
+const built = mkdtempSync(join(tmpdir(), "strad-seals-"));
+let runtime: { miniflare: { getDurableObjectNamespace(name: string): Promise<DurableObjectNamespace> }; stop: () => Promise<void> };
+let scopes = 0;
+
+// Building the gateway and starting workerd takes some seconds on this shared 2-core machine; 120 s is the suite's
+// usual bound for a runtime start (test/durable-objects/call-tokens.test.ts).
+beforeAll(async () => {
+  const gateway = buildWorker("wrangler.toml", { into: built });
+  runtime = await startRuntime([{ ...gateway, serviceBindings: {} }]);
+}, 120_000);
+
+afterAll(async () => {
+  await runtime?.stop();
+  rmSync(built, { recursive: true, force: true });
+});
+
+async function store(scope = `seal-scope-${++scopes}`): Promise<Store> {
+  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS");
+  return ns.get(ns.idFromName(scope)) as unknown as Store;
+}
+
+describe("the CallRegistry's seal nonces", () => {
+  it("spends a nonce once, and never again", async () => {
+    const s = await store();
+    const nonce = sealNonce();
+    expect(await s.spendSeal(nonce, Date.now() + 60_000)).toBe(true);
+    expect(await s.spendSeal(nonce, Date.now() + 60_000)).toBe(false);
+    expect(await s.spendSeal(sealNonce(), Date.now() + 60_000)).toBe(true);
+  });
+
+  it("lets exactly one of 20 racing retries with one nonce spend it", async () => {
+    const s = await store();
+    const nonce = sealNonce();
+    const results = await Promise.all(Array.from({ length: 20 }, () => s.spendSeal(nonce, Date.now() + 60_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it("keeps each caller's nonces apart: another caller's object never saw it", async () => {
+    const nonce = sealNonce();
+    expect(await (await store()).spendSeal(nonce, Date.now() + 60_000)).toBe(true);
+    expect(await (await store()).spendSeal(nonce, Date.now() + 60_000)).toBe(true);
+  });
+
+  it("spends nothing for a seal already at or past its expiry, and refuses a nonce that is not one", async () => {
+    const s = await store();
+    expect(await s.spendSeal(sealNonce(), Date.now() - 1)).toBe(false);
+    for (const bad of ["", "short", "A".repeat(23), "A".repeat(21), `${"A".repeat(21)}=`]) expect(await s.spendSeal(bad, Date.now() + 60_000)).toBe(false);
+    expect(await s.spendSeal(sealNonce(), Number.NaN)).toBe(false);
+    expect(await s.sealCount()).toBe(0);
+  });
+
+  it("drops a spent nonce once its seal expired, and keeps one whose seal has not", async () => {
+    const s = await store();
+    await s.spendSeal(sealNonce(), Date.now() + 150);
+    await s.spendSeal(sealNonce(), Date.now() + 60_000);
+    expect(await s.sealCount()).toBe(2);
+    await new Promise((r) => setTimeout(r, 250));
+    // The next spend prunes: the expired nonce goes, the live one stays, the new one joins.
+    await s.spendSeal(sealNonce(), Date.now() + 60_000);
+    expect(await s.sealCount()).toBe(2);
+  });
+});
