@@ -39,6 +39,12 @@ app.route("/", operatorRoutes);
 app.route("/", protocolRoutes);
 app.route("/", reviewRoutes);
 app.notFound(() => jsonError(404, "not found"));
-app.onError(() => jsonError(500, "internal error"));
+// What failed is logged by kind and route pattern only (a path can hold a session token; a message, a URL), so an
+// intermittent 500 says whether a Durable Object call failed as the runtime's (retryable, overloaded) or ours.
+app.onError((error, c) => {
+  const flags = error as { retryable?: unknown; overloaded?: unknown };
+  console.error(JSON.stringify({ event: "internal_error", route: c.req.routePath, error: error.name, retryable: flags.retryable === true, overloaded: flags.overloaded === true }));
+  return jsonError(500, "internal error");
+});
 
 export default app;

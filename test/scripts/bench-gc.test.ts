@@ -73,7 +73,7 @@ it("gives workerd every V8 flag asked for and none otherwise, and puts the envir
       else process.env[name] = value;
     });
   }
-}, 30_000);
+});
 
 /** The texts of the v8Flags list of a framed config, read by the Cap'n Proto encoding rules (first segment only). */
 function flagsOf(message: Buffer): string[] {
@@ -236,7 +236,7 @@ it("stops the runtime when the run fails, and passes the failure on", async () =
   ).rejects.toThrow("the run broke");
   for (const name of SWAPPED_ENV) expect(process.env[name]).toBeUndefined();
   await expect(fetch(url)).rejects.toThrow();
-}, 30_000);
+});
 
 it("says it cannot trace where stdbuf is missing, and starts nothing", async () => {
   const path = process.env.PATH;

@@ -45,7 +45,7 @@ beforeAll(async () => {
   runtime = await startRuntime([{ name: "heap-probe", modules: true, script: SCRIPT, compatibilityDate: "2026-04-26" }], { inspect: ["heap-probe"] });
   isolate = await inspectIsolate(runtime.inspectorPort, "heap-probe");
   await calls(50, "/alloc");
-}, 30_000);
+});
 
 afterAll(async () => {
   isolate?.close();
@@ -58,7 +58,7 @@ it("finds the bytes a request allocates, within a factor of two, and far fewer f
   expect(heavy).toBeGreaterThan(ALLOCATED / 2);
   expect(heavy).toBeLessThan(ALLOCATED * 2);
   expect(light).toBeLessThan(ALLOCATED / 4);
-}, 20_000);
+});
 
 it("finds no retention while every request's garbage is collectable, finds it while each request keeps its strings, and none once they are let go", async () => {
   const start = await heap();
@@ -78,4 +78,4 @@ it("finds no retention while every request's garbage is collectable, finds it wh
   const afterRelease = await heap();
   expect(retained(start, afterRelease)).toBe(false);
   expect(Math.abs(afterRelease - start)).toBeLessThan(1024 * 1024);
-}, 20_000);
+});

@@ -1,10 +1,16 @@
 // The pads tools edited by the person, against the Rustpad fake: set_document's new text and replace_in_document's replacement ride on the card as free text, what is written is the person's text, a plain accept writes the model's, and an edit past the tool's limits writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLIENT_QUESTION_KEY } from "../../../bundles/kit/confirm";
+import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
+import { MIN_SEAL_KEY_CHARS } from "../../../bundles/kit/seal";
 import handler from "../../../bundles/pads/pads.app";
 import { MAX_PAIR_CHARS } from "../../../bundles/pads/pads.tools";
+import { CHANNEL_META_KEY } from "../../../contract/channel";
+import type { ServerEntry } from "../../../worker/roster";
+import { callUpstream } from "../../../worker/upstream";
 import { callBundle } from "../kit/helpers/bundle";
 import { HostileServer } from "../kit/helpers/hostile-server";
-import { ask, CALL, fakeRegistry, freshPad, padText, seedPad, useRustpad } from "./helpers";
+import { ask, CALL, editsTo, fakeRegistry, freshPad, padText, seedPad, useRustpad } from "./helpers";
 
 const rustpad = useRustpad();
 let approvals: HostileServer;
@@ -95,5 +101,61 @@ describe("replace_in_document", () => {
     const written = await call("replace_in_document", { pad_id: pad, search: "cat", replace: "bird", replace_all: true }, ask(at.url));
     expect(written.isError, written.text).toBe(false);
     expect(padText(rustpad.fake(), pad)).toBe(`a ${"y".repeat(MAX_PAIR_CHARS)}, a ${"y".repeat(MAX_PAIR_CHARS)}`);
+  });
+});
+
+describe("an edit made at the caller's own client (docs/rules.md R-SEAL-1, R-EDIT-2)", () => {
+  const SEAL_KEY = "k".repeat(MIN_SEAL_KEY_CHARS);
+  const SERVER = { slug: "pads", kind: "bundle", bundle: "PADS", path: "/pads" } as unknown as ServerEntry;
+  let round = 0;
+
+  /** One call on a client channel, as the gateway sends it on 2026-07-28: a record of its own, live; the retry's members if any. */
+  async function viaClient(registry: ReturnType<typeof fakeRegistry>, spent: Set<string>, args: Record<string, unknown>, retry: Record<string, unknown> = {}) {
+    const call = { scope: "dev-person", key: `c:client-${++round}`, nonce: `client-nonce-${round}-0123456789` };
+    registry.live(call.scope, call.key);
+    const ns = {
+      idFromName: (name: string) => name,
+      get: (scope: string) => ({
+        ...registry.ns.get(scope),
+        spendSeal: async (nonce: string) => !spent.has(nonce) && spent.add(nonce) !== undefined,
+      }),
+    };
+    const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
+    const env = { RUSTPAD_URL: rustpad.fake().url, CALLS: ns, STRAD_SEAL_KEY: SEAL_KEY };
+    const answer = await callUpstream({
+      server: SERVER,
+      method: "tools/call",
+      params: { name: "set_document", arguments: args, ...retry },
+      meta: { [CHANNEL_META_KEY]: { slug: "pads", ask: "client", ttlMs: 10_000, call, caller: "dev-person" } },
+      capabilities: { elicitation: { form: {} } },
+      headers: {},
+      signal: new AbortController().signal,
+      fetcher: (url, init) => Promise.resolve((handler.fetch as NonNullable<typeof handler.fetch>)(new Request(url, init) as never, env, ctx)),
+    });
+    if (!answer.ok) throw new Error(`the bundle failed: ${answer.error.code}`);
+    return answer.result;
+  }
+
+  it("carries the editable text in the question's form, and the retry writes the person's text, once", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, "old");
+    const registry = fakeRegistry();
+    const spent = new Set<string>();
+    const args = { pad_id: pad, content: "the model's text" };
+    const first = await viaClient(registry, spent, args);
+    expect(first.resultType).toBe("input_required");
+    const question = (first.inputRequests as Record<string, { params: { requestedSchema: { properties: Record<string, Record<string, unknown>> } } }>)[CLIENT_QUESTION_KEY];
+    expect(question?.params.requestedSchema.properties.content).toMatchObject({ type: "string", default: "the model's text" });
+    expect(padText(rustpad.fake(), pad)).toBe("old");
+
+    const edited = { [CLIENT_QUESTION_KEY]: { action: "accept", content: { confirm: true, content: "the person's text" } } };
+    const done = await viaClient(registry, spent, args, { inputResponses: edited, requestState: first.requestState });
+    expect(done.isError).not.toBe(true);
+    expect(padText(rustpad.fake(), pad)).toBe("the person's text");
+    expect(JSON.stringify(done.content)).toContain("The person edited this call before approving it");
+    // The same answer and seal again: a fresh question, and the pad keeps the one write.
+    const again = await viaClient(registry, spent, args, { inputResponses: edited, requestState: first.requestState });
+    expect(again.resultType).toBe("input_required");
+    expect(editsTo(rustpad.fake(), pad, "edit")).toHaveLength(1);
   });
 });
