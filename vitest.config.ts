@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
 // @ts-expect-error: plain ESM list without types
 import { MODULE_MOCK_FILES, PROCESS_TEST_FILES } from "./test/processes.mjs";
+// @ts-expect-error: plain ESM module without types
+import SlowestFirst from "./test/sequencer.mjs";
 
 // Three projects: "unit" runs pure modules in Node; "processes" runs the unit-level files that start a process or a
 // runtime (the CallRegistry Durable Object and single Workers on workerd through Miniflare, wrangler, tsx scripts,
@@ -15,6 +17,7 @@ const UNIT_WORKERS = Number(process.env.STRAD_TEST_WORKERS ?? 3);
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: SlowestFirst },
     projects: [
       {
         test: {

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: plain ESM list without types
 import { MODULE_MOCK_FILES, PROCESS_TEST_FILES } from "../processes.mjs";
+// @ts-expect-error: plain ESM module without types
+import { SLOWEST_FIRST, slowestFirst } from "../sequencer.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** What starts a process or a runtime in this tree's tests. */
@@ -71,5 +73,21 @@ describe("the unit project's shared workers", () => {
     // The detector finds the one file known to mock a module, so a broken pattern would show.
     expect(mocking).toContain("test/bundles/onepassword/sdk.unit.test.ts");
     expect(mocking.filter((f) => !(MODULE_MOCK_FILES as string[]).includes(f))).toEqual([]);
+  });
+});
+
+describe("the order files start in (test/sequencer.ts)", () => {
+  it("names only files that exist, each once", () => {
+    for (const path of SLOWEST_FIRST) expect(statSync(join(ROOT, path)).isFile(), path).toBe(true);
+    expect(new Set(SLOWEST_FIRST).size).toBe(SLOWEST_FIRST.length);
+  });
+
+  it("starts the listed files first, longest first, and keeps every other file in the order it came", () => {
+    const others = ["/r/test/worker/a.test.ts", "/r/test/approvals/b.unit.test.ts", "/r/test/scripts/c.test.ts"];
+    const listed = (SLOWEST_FIRST as string[]).map((path) => `/r/${path}`);
+    const mixed = [others[0], listed[2], others[1], listed[0], others[2], listed[1]] as string[];
+    expect(slowestFirst(mixed, (f: string) => f)).toEqual([listed[0], listed[1], listed[2], ...others]);
+    // A file whose path merely ends like a listed one's name is not it.
+    expect(slowestFirst(["/r/test/scripts/a", `/r/x${SLOWEST_FIRST[0]}`], (f: string) => f)).toEqual(["/r/test/scripts/a", `/r/x${SLOWEST_FIRST[0]}`]);
   });
 });
