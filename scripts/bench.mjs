@@ -19,6 +19,9 @@
 //   5. the mailbox: a search_messages + get_message pair through the gateway against the stack's Dovecot (p50), what
 //      one IMAP connection costs (connect, greeting, LOGIN, LOGOUT, from Node to the same Dovecot) against a call, and
 //      the connections to Dovecot still open after the run (target 0: one per call, none held across requests)
+//   6. cold starts: each deployed Worker started on workerd, global scope to first answer, minus a trivial stand-in
+//      started the same way (scripts/bench-cold.mjs; target median <= 100 ms, the 1Password SDK build against
+//      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (5) starts each Worker that often.
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 // (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path. BENCH_STALL_CALLS, 10 x N by
 // default, and BENCH_RETENTION_CALLS, 50 x N, size the stall and retention runs: 20k and 100k at the default N.)
@@ -26,6 +29,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
+import { coldStarts } from "./bench-cold.mjs";
 import { stallVerdict, TraceUnavailable, traceCollections } from "./bench-gc.mjs";
 import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
 import { buildWorker, closedLoop, gatewayPropsFor, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
@@ -325,6 +329,16 @@ async function isolateCosts(viaGateway, gatewayName, echoAlone, props) {
 }
 
 console.log(`strad bench: N=${N}, concurrency=${CONCURRENCY}, node ${process.version}`);
+const COLD_STARTS = Number(process.env.BENCH_COLD_STARTS ?? 5);
+const coldPart = async () => {
+  console.log(`\n6. cold starts: each deployed Worker on a fresh workerd, runtime start to its first answer minus a trivial stand-in's, ${COLD_STARTS} starts each`);
+  await coldStarts(COLD_STARTS);
+};
+// BENCH_COLD=1 runs part 6 alone.
+if (process.env.BENCH_COLD === "1") {
+  await coldPart();
+  process.exit();
+}
 console.log("\n1. echo through the gateway vs directly against the bundle, in both revisions (workerd via Miniflare)");
 await gatewayVsDirect();
 // A retention found in part 1 has set the exit code already.
@@ -406,6 +420,9 @@ try {
 } finally {
   await stack.stop();
 }
+
+// With the stack stopped: each start has the machine to itself.
+await coldPart();
 
 /** One tools/call through the gateway, answered as JSON or an event stream: the tool's result, parsed. */
 async function toolResult(url, headers, id, name, args) {

@@ -13,6 +13,9 @@
 //     false`, a bundle with a route, an approval service with none, or a gateway binding without the props a bundle
 //     answers to (docs/rules.md R-DEPLOY-4, R-CHAN-13).
 // Placeholders (`<...>`, example.com) pass the check but are listed; `npm run deploy` refuses them.
+// Each Worker's size, as the dry run reports it ("Total Upload: … / gzip: …"), is printed against Cloudflare's size
+// limits: over the Workers Paid plan's compressed limit or the uncompressed one fails, naming the Worker; over the
+// Free plan's compressed limit is a warning naming it (docs/rules.md R-DEPLOY-5).
 // It then prints every secret to seed, derived from the roster, as `wrangler secret put NAME -c <config>` lines;
 // with --remote it asks Cloudflare which are already seeded (`wrangler secret list`).
 import { execFileSync } from "node:child_process";
@@ -53,6 +56,53 @@ export interface Plan {
   secrets: Secret[];
   errors: string[];
   placeholders: string[];
+  /** Each Worker's size as its dry run reported it (only when the check built them). */
+  sizes?: { worker: string; config: string; size: WorkerSize }[];
+  /** What deploys on one plan only: printed, never a failure. */
+  warnings?: string[];
+}
+
+/** A build's size in bytes, as `wrangler deploy --dry-run` reports it: everything uploaded, and that gzipped. */
+export interface WorkerSize {
+  upload: number;
+  gzip: number;
+}
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+/**
+ * Cloudflare's Worker size limits, as wrangler 4.86 holds them (3 MiB gzip in its bundle reporter) and the limits page
+ * states them: compressed 3 MiB on Workers Free and 10 MiB on Workers Paid, and 64 MiB uncompressed on every plan.
+ * (Cloudflare's changelog of 2026-09-04 drops the compressed limits for the 64 MiB one; the check keeps them as the
+ * stricter reading until the project's wrangler and docs/deploy.md follow.)
+ */
+export const SIZE_LIMITS = Object.freeze({ freeGzip: 3 * MIB, paidGzip: 10 * MIB, upload: 64 * MIB });
+
+const UNITS: Record<string, number> = { B: 1, KiB: KIB, MiB: MIB, GiB: 1024 * MIB };
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
+/** The "Total Upload: 1328.77 KiB / gzip: 239.14 KiB" line of a dry run's output, in bytes; undefined without one. */
+export function parseTotalUpload(output: string): WorkerSize | undefined {
+  const m = /Total Upload:\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB)\s*\/\s*gzip:\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB)\b/.exec(output.replace(ANSI, ""));
+  if (m === null) return undefined;
+  const bytes = (value: string | undefined, unit: string | undefined) => Math.round(Number(value) * (UNITS[unit ?? ""] ?? Number.NaN));
+  return { upload: bytes(m[1], m[2]), gzip: bytes(m[3], m[4]) };
+}
+
+const showSize = (bytes: number) => (bytes >= MIB ? `${(bytes / MIB).toFixed(2)} MiB` : `${(bytes / KIB).toFixed(2)} KiB`);
+
+/**
+ * One Worker's size against SIZE_LIMITS (each limit inclusive): its line, and an error when no plan deploys it or a
+ * warning when Workers Free does not (docs/rules.md R-DEPLOY-5).
+ */
+export function sizeFindings(where: string, size: WorkerSize): { line: string; errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  if (size.gzip > SIZE_LIMITS.paidGzip) errors.push(`${where}: ${showSize(size.gzip)} compressed is over the Workers Paid plan's 10 MiB limit, so no plan deploys it`);
+  else if (size.gzip > SIZE_LIMITS.freeGzip) warnings.push(`${where}: ${showSize(size.gzip)} compressed is over the Workers Free plan's 3 MiB limit: it deploys on Workers Paid only`);
+  if (size.upload > SIZE_LIMITS.upload) errors.push(`${where}: ${showSize(size.upload)} uncompressed is over Cloudflare's 64 MiB Worker size limit`);
+  const verdict = errors.length > 0 ? "OVER THE LIMIT" : warnings.length > 0 ? "Workers Paid only" : "fits every plan";
+  return { line: `  ${where}: upload ${showSize(size.upload)} / gzip ${showSize(size.gzip)}: ${verdict}`, errors, warnings };
 }
 
 /** Variables that only ever switch development behaviour on; production sets none of them, to any value. */
@@ -310,17 +360,34 @@ export function planDeploy(root: string = ROOT): Plan {
  * checks the gateway's build holds the production roster and nothing of the dev one.
  */
 export function buildProblems(root: string, workers: DeployWorker[]): string[] {
+  return buildWorkers(root, workers).problems;
+}
+
+/** buildProblems, with each Worker's size as its dry run reported it (its problems include a size over a limit). */
+export function buildWorkers(root: string, workers: DeployWorker[]): { problems: string[]; sizes: NonNullable<Plan["sizes"]>; warnings: string[] } {
   const problems: string[] = [];
+  const sizes: NonNullable<Plan["sizes"]> = [];
+  const warnings: string[] = [];
   const out = mkdtempSync(join(tmpdir(), "strad-deploy-check-"));
   try {
     for (const w of workers) {
       const outdir = join(out, w.name);
       try {
-        execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", w.config, ...varArgs(w.rendered)], {
+        const output = execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", w.config, ...varArgs(w.rendered)], {
           cwd: root,
           env: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
           stdio: "pipe",
+          encoding: "utf8",
         });
+        const size = parseTotalUpload(output);
+        // No size line means no size checked: a failure, never a silent pass (a wrangler that words it otherwise).
+        if (size === undefined) problems.push(`${w.name} (${w.config}): wrangler's dry run printed no "Total Upload: … / gzip: …" line, so its size is unchecked`);
+        else {
+          sizes.push({ worker: w.name, config: w.config, size });
+          const found = sizeFindings(`${w.name} (${w.config})`, size);
+          problems.push(...found.errors);
+          warnings.push(...found.warnings);
+        }
       } catch (error) {
         const output = error instanceof Error && "stderr" in error ? String(error.stderr) : "";
         const line = output.split("\n").find((l) => /ERROR|✘/.test(l)) ?? "wrangler deploy --dry-run failed";
@@ -335,7 +402,7 @@ export function buildProblems(root: string, workers: DeployWorker[]): string[] {
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
-  return problems;
+  return { problems, sizes, warnings };
 }
 
 /** `--var NAME:VALUE` for each rendered variable (wrangler splits at the first colon). */
@@ -360,6 +427,11 @@ export function report(plan: Plan, options: { remote?: (config: string) => Set<s
     for (const e of plan.errors) lines.push(`  ✗ ${e}`);
   } else {
     lines.push(`deploy:check ok: ${plan.workers.map((w) => w.name).join(", ")} build as deployed with no dev value, no loopback or http: URL and no secret in [vars]`);
+  }
+  if (plan.sizes !== undefined && plan.sizes.length > 0) {
+    lines.push("", "Sizes as wrangler's dry run reports them (limits: 3 MiB compressed on Workers Free, 10 MiB on Workers Paid, 64 MiB uncompressed):");
+    for (const s of plan.sizes) lines.push(sizeFindings(`${s.worker} (${s.config})`, s.size).line);
+    for (const w of plan.warnings ?? []) lines.push(`  ! ${w}`);
   }
   if (plan.placeholders.length > 0) {
     lines.push("", "Placeholders to replace before `npm run deploy` (it refuses while any is left):");
@@ -395,7 +467,12 @@ function main(argv: readonly string[]): number {
     }
   }
   const plan = planDeploy(root);
-  if (build && plan.workers.length > 0) plan.errors.push(...buildProblems(root, plan.workers));
+  if (build && plan.workers.length > 0) {
+    const built = buildWorkers(root, plan.workers);
+    plan.errors.push(...built.problems);
+    plan.sizes = built.sizes;
+    plan.warnings = built.warnings;
+  }
   const lines = report(plan, remote ? { remote: (config) => seededRemotely(root, config) } : {});
   (plan.errors.length > 0 ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
   return plan.errors.length > 0 ? 1 : 0;

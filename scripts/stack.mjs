@@ -176,10 +176,13 @@ export function withoutRoutes(config) {
   if (kept.length === lines.length) return config;
   if (lines.some((line) => /^\s*\[\[?routes\]?\]/.test(line))) throw new Error(`${config}: write its routes as one \`routes = [...]\` line, which the dev stack leaves out`);
   const copy = join(dirname(path), `.dev-${basename(path)}`);
-  // Written whole and renamed into place: test files running side by side each make this copy, and one must never
-  // read another's half-written file.
+  const content = kept.join("\n");
+  // Left alone when it already says this: every `wrangler dev` started from it watches it, and reloads its Worker
+  // when it is written, failing the requests in flight (test files running side by side each start one). A new copy
+  // is written whole and renamed into place, so no reader sees it half-written.
+  if (existsSync(copy) && readFileSync(copy, "utf8") === content) return copy;
   const partial = `${copy}.${process.pid}.${Date.now()}.partial`;
-  writeFileSync(partial, kept.join("\n"));
+  writeFileSync(partial, content);
   renameSync(partial, copy);
   return copy;
 }

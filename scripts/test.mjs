@@ -7,11 +7,20 @@
 // With arguments (`npm test -- test/worker/codes.test.ts`), it is the typecheck, then one plain `vitest run` with them.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { prepare, withoutRoutes } from "./stack.mjs";
+import { discoverWorkers } from "./workers.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const VITEST = fileURLToPath(new URL("../node_modules/.bin/vitest", import.meta.url));
 const TSC = fileURLToPath(new URL("../node_modules/.bin/tsc", import.meta.url));
 const args = process.argv.slice(2);
+
+// The files every local Worker start reads (each folder's .dev.vars, the route-free copy of a config with routes) are
+// written once, here, before anything starts: written while test files run side by side, two would race to make them,
+// and a `wrangler dev` already running reloads its Worker when one it watches is rewritten.
+prepare();
+const found = discoverWorkers();
+for (const w of [found.gateway, ...found.bundles, found.approvals, found.fakes]) withoutRoutes(w.config);
 
 const typecheck = { tag: "[tsc] ", command: TSC, argv: ["-p", "."] };
 const parts =

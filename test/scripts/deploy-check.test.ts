@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildProblems, type DeployWorker, devValues, exposureProblems, planDeploy, secretsFor } from "../../scripts/deploy-check";
+import { buildProblems, type DeployWorker, devValues, exposureProblems, parseTotalUpload, planDeploy, SIZE_LIMITS, secretsFor, sizeFindings } from "../../scripts/deploy-check";
 // @ts-expect-error: plain ESM helper without types
 import { createBundle } from "../../scripts/new-bundle.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -17,22 +17,29 @@ import { addVar, copyTree, edit } from "./helpers/tree";
 
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
 const TSX = join(ROOT, "node_modules/.bin/tsx");
+const CHECK_TIMEOUT_MS = 300_000;
 const ENV = { ...process.env, XDG_CONFIG_HOME: join(ROOT, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" };
 
 function run(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, [join(ROOT, "scripts/deploy-check.ts"), ...args], { cwd: ROOT, env: ENV, timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(TSX, [join(ROOT, "scripts/deploy-check.ts"), ...args], { cwd: ROOT, env: ENV, timeout: CHECK_TIMEOUT_MS }, (error, stdout, stderr) => {
       resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr });
     });
   });
 }
 
 // Each test here spawns wrangler or tsx: a dry-run build took up to 18 s on a busy two-core machine (the 1Password
-// bundle's 13 MiB), so 120 s, not vitest's 5 s default.
-describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", { timeout: 120_000 }, () => {
+// bundle's 13 MiB), and the whole check builds every Worker, beside the rest of `npm test`: 300 s.
+describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", { timeout: CHECK_TIMEOUT_MS }, () => {
   const workers = discoverWorkers(ROOT);
   const deployed = [workers.gateway, ...workers.bundles, workers.approvals] as { name: string; config: string }[];
   const dev = devValues(ROOT, deployed);
+  // One run of the whole check (it builds every Worker) serves both tests that read its output.
+  let whole: ReturnType<typeof run> | undefined;
+  const wholeRun = () => {
+    whole ??= run([]);
+    return whole;
+  };
 
   it.each(deployed.map((w) => [w.name, w.config]))("%s shows no dev value, no loopback URL and no known secret", (_name, config) => {
     const out = execFileSync(WRANGLER, ["deploy", "--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "strad-dry-")), "-c", config], { cwd: ROOT, env: ENV, encoding: "utf8" });
@@ -44,31 +51,60 @@ describe("the checked-in tree, as `wrangler deploy --dry-run` builds it", { time
     for (const value of dev.keys()) expect(out, value).not.toContain(value);
   });
 
-  it("passes deploy:check, lists the placeholders left and prints a secret put line for every secret the roster needs", async () => {
-    const r = await run([]);
-    expect(r.stderr).toBe("");
-    expect(r.status).toBe(0);
-    // Every Worker of the tree, bundles first (the order npm run deploy takes).
-    const names = [...(workers.bundles as { name: string }[]).map((b) => b.name), "strad-approvals", "strad-gateway"];
-    expect(names).toEqual(expect.arrayContaining(["strad-bundle-echo", "strad-bundle-google"]));
-    expect(r.stdout).toContain(`deploy:check ok: ${names.join(", ")} build as deployed`);
-    expect(r.stdout).toContain("strad-approvals (approvals/wrangler.toml) [vars] ACCESS_AUD = <your-access-application-audience-tag>");
-    expect(r.stdout).toContain("strad.config.yaml gateway.elicitation.allowedUrlPrefixes[0] = https://approvals.example.com/api/v1/elicitations/session/");
-    const puts = r.stdout
-      .split("\n")
-      .filter((l) => l.trimStart().startsWith("wrangler secret put"))
-      .map((l) => l.trim().split(/\s+/).slice(3, 6).join(" "));
-    expect(puts).toEqual([
-      "STRAD_TOKEN_ALICE -c wrangler.toml",
-      "GMAIL_RW_EXTERNAL__APPROVALS_CF_ACCESS_CLIENT_ID -c wrangler.toml",
-      "GMAIL_RW_EXTERNAL__APPROVALS_CF_ACCESS_CLIENT_SECRET -c wrangler.toml",
-      "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID -c bundles/google/wrangler.toml",
-      "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET -c bundles/google/wrangler.toml",
-      "GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN -c bundles/google/wrangler.toml",
-      "SESSION_SECRET -c approvals/wrangler.toml",
-      "OPERATOR_TOKEN -c approvals/wrangler.toml",
-    ]);
-  }, 120_000);
+  it(
+    "passes deploy:check, lists the placeholders left and prints a secret put line for every secret the roster needs",
+    async () => {
+      const r = await wholeRun();
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      // Every Worker of the tree, bundles first (the order npm run deploy takes).
+      const names = [...(workers.bundles as { name: string }[]).map((b) => b.name), "strad-approvals", "strad-gateway"];
+      expect(names).toEqual(expect.arrayContaining(["strad-bundle-echo", "strad-bundle-google"]));
+      expect(r.stdout).toContain(`deploy:check ok: ${names.join(", ")} build as deployed`);
+      expect(r.stdout).toContain("strad-approvals (approvals/wrangler.toml) [vars] ACCESS_AUD = <your-access-application-audience-tag>");
+      expect(r.stdout).toContain("strad.config.yaml gateway.elicitation.allowedUrlPrefixes[0] = https://approvals.example.com/api/v1/elicitations/session/");
+      const puts = r.stdout
+        .split("\n")
+        .filter((l) => l.trimStart().startsWith("wrangler secret put"))
+        .map((l) => l.trim().split(/\s+/).slice(3, 6).join(" "));
+      expect(puts).toEqual([
+        "STRAD_TOKEN_ALICE -c wrangler.toml",
+        "GMAIL_RW_EXTERNAL__APPROVALS_CF_ACCESS_CLIENT_ID -c wrangler.toml",
+        "GMAIL_RW_EXTERNAL__APPROVALS_CF_ACCESS_CLIENT_SECRET -c wrangler.toml",
+        "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_ID -c bundles/google/wrangler.toml",
+        "GMAIL_RW_EXTERNAL__GMAIL_CLIENT_SECRET -c bundles/google/wrangler.toml",
+        "GMAIL_RW_EXTERNAL__GMAIL_REFRESH_TOKEN -c bundles/google/wrangler.toml",
+        "SESSION_SECRET -c approvals/wrangler.toml",
+        "OPERATOR_TOKEN -c approvals/wrangler.toml",
+      ]);
+    },
+    CHECK_TIMEOUT_MS,
+  );
+
+  it(
+    "prints every Worker's upload and gzip size against the plan limits, and a warning naming each one over the Free plan's",
+    async () => {
+      const r = await wholeRun();
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain("Sizes as wrangler's dry run reports them (limits: 3 MiB compressed on Workers Free, 10 MiB on Workers Paid, 64 MiB uncompressed):");
+      const sizes = [...r.stdout.matchAll(/^ {2}(\S+) \((\S+)\): upload ([\d.]+) (KiB|MiB) \/ gzip ([\d.]+) (KiB|MiB): (fits every plan|Workers Paid only)$/gm)];
+      // Every deployed Worker, bundles first as deploy:check lists them, and nothing else.
+      const order = [...(workers.bundles as { name: string; config: string }[]), workers.approvals, workers.gateway] as { name: string; config: string }[];
+      expect(sizes.map((m) => [m[1], m[2]])).toEqual(order.map((w) => [w.name, w.config]));
+      const bytes = (value: string | undefined, unit: string | undefined) => Number(value) * (unit === "MiB" ? 1024 * 1024 : 1024);
+      for (const [, name, config, upload, uploadUnit, gzip, gzipUnit, verdict] of sizes) {
+        expect(bytes(gzip, gzipUnit)).toBeGreaterThan(0);
+        expect(bytes(gzip, gzipUnit)).toBeLessThan(bytes(upload, uploadUnit));
+        const free = bytes(gzip, gzipUnit) <= SIZE_LIMITS.freeGzip;
+        expect(verdict).toBe(free ? "fits every plan" : "Workers Paid only");
+        // A Worker over the Free plan's limit is named on a warning line of its own; one within it never is.
+        const warning = `  ! ${name} (${config}): ${gzip} ${gzipUnit} compressed is over the Workers Free plan's 3 MiB limit: it deploys on Workers Paid only`;
+        if (free) expect(r.stdout).not.toContain(`  ! ${name} (`);
+        else expect(r.stdout).toContain(warning);
+      }
+    },
+    CHECK_TIMEOUT_MS,
+  );
 
   it("an unknown argument prints the usage and exits 1", async () => {
     expect(await run(["--frobnicate"])).toMatchObject({ status: 1, stderr: expect.stringContaining("usage: npm run deploy:check") });
@@ -319,5 +355,57 @@ describe("issue 28: the seal key of a bundle whose slug asks at the client", () 
       ]),
     );
     expect(secrets.filter((s) => s.name === "STRAD_SEAL_KEY").map((s) => s.config)).toEqual(["bundles/echo/wrangler.toml"]);
+  });
+});
+
+describe("R-DEPLOY-5: a Worker's size as wrangler reports it, against the plan limits", () => {
+  const KIB = 1024;
+  const MIB = 1024 * KIB;
+
+  it("reads wrangler's Total Upload line in KiB, MiB, GiB and bytes, coloured or not, and nothing else", () => {
+    expect(parseTotalUpload("Total Upload: 1328.77 KiB / gzip: 239.14 KiB")).toEqual({ upload: Math.round(1328.77 * KIB), gzip: Math.round(239.14 * KIB) });
+    expect(parseTotalUpload("Total Upload: 14.73 MiB / gzip: 4.26 MiB")).toEqual({ upload: Math.round(14.73 * MIB), gzip: Math.round(4.26 * MIB) });
+    expect(parseTotalUpload("Total Upload: 1.5 GiB / gzip: 900 B")).toEqual({ upload: 1.5 * 1024 * MIB, gzip: 900 });
+    // Mixed units, and wrangler's colour codes around the figures (it colours them when the terminal allows).
+    expect(parseTotalUpload(`wrangler 4.86.0\nTotal Upload: \u001b[32m15084.27 KiB / gzip: 4.26 MiB\u001b[39m\nYour Worker has access to`)).toEqual({
+      upload: Math.round(15084.27 * KIB),
+      gzip: Math.round(4.26 * MIB),
+    });
+    for (const other of ["", "--dry-run: exiting now.", "Total Upload: 12 KB / gzip: 3 KB", "Total Upload: KiB / gzip: 3 KiB", "Total Upload: 12 KiB", "Total Upload: 1.2.3 KiB / gzip: 3 KiB"]) {
+      expect(parseTotalUpload(other), other).toBeUndefined();
+    }
+  });
+
+  it("reads back any size wrangler prints to within its rounding (randomized)", () => {
+    for (let trial = 0; trial < 200; trial++) {
+      const upload = Math.floor(Math.random() * 80 * MIB);
+      const gzip = Math.floor(Math.random() * upload);
+      const line = `Total Upload: ${(upload / KIB).toFixed(2)} KiB / gzip: ${(gzip / KIB).toFixed(2)} KiB`;
+      const read = parseTotalUpload(line);
+      // Two decimals of a KiB: within 5.12 bytes either way.
+      expect(Math.abs((read?.upload ?? Number.NaN) - upload), line).toBeLessThanOrEqual(5.12);
+      expect(Math.abs((read?.gzip ?? Number.NaN) - gzip), line).toBeLessThanOrEqual(5.12);
+    }
+  });
+
+  it("each limit holds its value: a byte past the Free plan's warns, a byte past the Paid plan's or 64 MiB uncompressed fails, naming the Worker", () => {
+    const where = "strad-bundle-x (bundles/x/wrangler.toml)";
+    const at = (upload: number, gzip: number) => sizeFindings(where, { upload, gzip });
+    expect(SIZE_LIMITS).toEqual({ freeGzip: 3 * MIB, paidGzip: 10 * MIB, upload: 64 * MIB });
+    expect(at(64 * MIB, 3 * MIB)).toEqual({ line: `  ${where}: upload 64.00 MiB / gzip 3.00 MiB: fits every plan`, errors: [], warnings: [] });
+    expect(at(1, 3 * MIB + 1)).toMatchObject({ errors: [], warnings: [`${where}: 3.00 MiB compressed is over the Workers Free plan's 3 MiB limit: it deploys on Workers Paid only`] });
+    expect(at(1, 10 * MIB)).toMatchObject({ errors: [], warnings: [expect.stringContaining(`${where}: 10.00 MiB compressed is over the Workers Free plan's`)] });
+    expect(at(1, 10 * MIB + 1)).toMatchObject({
+      line: `  ${where}: upload 0.00 KiB / gzip 10.00 MiB: OVER THE LIMIT`,
+      errors: [`${where}: 10.00 MiB compressed is over the Workers Paid plan's 10 MiB limit, so no plan deploys it`],
+      warnings: [],
+    });
+    expect(at(64 * MIB + 1, 1)).toMatchObject({ errors: [`${where}: 64.00 MiB uncompressed is over Cloudflare's 64 MiB Worker size limit`], warnings: [] });
+    // As wrangler prints the edges: 3072.00 KiB is the Free plan's limit itself, 3072.01 KiB past it.
+    const read = (gzip: string) => sizeFindings(where, parseTotalUpload(`Total Upload: 9000.00 KiB / gzip: ${gzip}`) as { upload: number; gzip: number });
+    expect(read("3072.00 KiB").warnings).toEqual([]);
+    expect(read("3072.01 KiB").warnings).toHaveLength(1);
+    expect(read("10240.00 KiB").errors).toEqual([]);
+    expect(read("10240.01 KiB").errors).toHaveLength(1);
   });
 });

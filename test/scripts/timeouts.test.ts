@@ -82,7 +82,7 @@ describe("the order files start in (test/sequencer.ts)", () => {
     expect(new Set(SLOWEST_FIRST).size).toBe(SLOWEST_FIRST.length);
   });
 
-  it("starts the listed files first, longest first, and keeps every other file in the order it came", () => {
+  it("starts the listed files first, in their order, and keeps every other file in the order it came", () => {
     const others = ["/r/test/worker/a.test.ts", "/r/test/approvals/b.unit.test.ts", "/r/test/scripts/c.test.ts"];
     const listed = (SLOWEST_FIRST as string[]).map((path) => `/r/${path}`);
     const mixed = [others[0], listed[2], others[1], listed[0], others[2], listed[1]] as string[];

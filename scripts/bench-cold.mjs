@@ -1,0 +1,204 @@
+// `npm run bench` part 6 (BENCH_COLD=1 runs it alone): each deployed Worker's cold start on workerd, global scope to
+// first answer. Every Worker (the gateway, every bundle, the approval service) is built as deployed (buildWorker) and
+// started in a fresh runtime (startRuntime, V8 as deployed) with what it needs to answer: the gateway with a trivial
+// Worker under each bundle's service name, a bundle behind a forwarder carrying the gateway's binding props. The
+// figure is runtime start to the first successful answer of a cheap request (the gateway's and the approval service's
+// GET /healthz, a bundle's tools/list on its first dev mount), minus the same for a trivial stand-in under the same
+// name in the same runtime, started right beside it: what is left is the Worker's own start (reading and evaluating
+// its modules, and its first request), not workerd's or Miniflare's. workerd evaluates a Worker's global scope before
+// it listens, and V8 inside it freezes the clock while a script runs, so wall time from outside is the measure.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compileModuleRules, testRegExps } from "miniflare";
+import { parse as parseYaml } from "yaml";
+import { buildWorker, gatewayPropsFor, referenceTo, startRuntime } from "./bench-runtime.mjs";
+import { DEV_ROSTER, discoverWorkers, ROOT } from "./workers.mjs";
+
+/** Issue 31 target 3: every Worker starts within this, median of its starts, on this machine. */
+export const COLD_START_TARGET_MS = 100;
+/** Cloudflare's Worker startup time limit (developers.cloudflare.com/workers/platform/limits), every plan. */
+export const PLATFORM_START_LIMIT_MS = 1000;
+
+/** The trivial Worker that stands in for `worker` (same name and compatibility) and answers any request as a success. */
+export const standIn = (worker) => ({
+  name: worker.name,
+  modules: true,
+  script: 'export default { fetch: () => Response.json({ jsonrpc: "2.0", id: 1, result: {} }) };',
+  compatibilityDate: worker.compatibilityDate,
+  compatibilityFlags: worker.compatibilityFlags,
+});
+
+/** The median (the lower middle one of an even count) and the max of `values`. */
+export function medianAndMax(values) {
+  if (values.length === 0) throw new Error("no start was measured");
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: sorted[Math.ceil(sorted.length / 2) - 1], max: sorted[sorted.length - 1] };
+}
+
+/** PASS when the median own start is at most the target (limits are inclusive), else MISS. */
+export const coldVerdict = (medianMs, targetMs) => (medianMs <= targetMs ? "PASS" : "MISS");
+
+/** A Durable Object binding to a class another Worker defines (the bundles' CALLS): that Worker is not in the runtime. */
+const withoutForeignObjects = (worker) => ({
+  ...worker,
+  durableObjects: Object.fromEntries(Object.entries(worker.durableObjects ?? {}).filter(([, d]) => typeof d !== "object" || d.scriptName === undefined)),
+});
+
+const holdsWasm = (worker) => worker.modules.some((m) => m.type === "CompiledWasm");
+
+/** What wrangler's build emits beside the JavaScript, as Miniflare's own default rules read it. */
+const DEFAULT_RULES = [
+  { type: "CompiledWasm", include: ["**/*.wasm"] },
+  { type: "Text", include: ["**/*.txt", "**/*.html"] },
+  { type: "Data", include: ["**/*.bin"] },
+];
+
+/**
+ * `worker` with its build's modules listed, read once before any start. Given only the entry, Miniflare finds the
+ * other modules by parsing the JavaScript in Node (acorn, with locations): 1-2 s for a 1.5 MB bundle on this machine,
+ * a cost of the local harness that no deployed Worker pays, and that would have been most of the figure.
+ */
+export function withListedModules(worker) {
+  const rules = compileModuleRules([...(worker.modulesRules ?? []), ...DEFAULT_RULES]);
+  const files = readdirSync(worker.modulesRoot)
+    .filter((f) => f !== "README.md" && !f.endsWith(".map"))
+    .map((f) => join(worker.modulesRoot, f));
+  const modules = [worker.scriptPath, ...files.filter((f) => f !== worker.scriptPath)].flatMap((path) => {
+    const rule = rules.find((r) => testRegExps(r.include, path));
+    return rule === undefined ? [] : [{ type: rule.type, path, contents: readFileSync(path) }];
+  });
+  const { scriptPath: _entry, modulesRules: _rules, ...rest } = worker;
+  return { ...rest, modules };
+}
+
+/** A bundle's first mount in the dev roster (its .dev.vars carry that mount's settings), else its manifest's first. */
+function firstMount(bundle, dir, bindingOf) {
+  const roster = parseYaml(readFileSync(join(ROOT, DEV_ROSTER), "utf8"));
+  const server = (roster?.servers ?? []).find((s) => s.kind === "bundle" && bindingOf.get(s.bundle) === bundle.name && typeof s.path === "string");
+  if (server !== undefined) return server.path;
+  const { mounts } = JSON.parse(readFileSync(join(ROOT, "bundles", dir, "bundle.json"), "utf8"));
+  if (Array.isArray(mounts) && mounts.length > 0) return mounts[0];
+  throw new Error(`${bundle.name}: no mount to ask (neither ${DEV_ROSTER} nor bundles/${dir}/bundle.json names one)`);
+}
+
+const healthz = async (url) => {
+  const response = await fetch(`${url}/healthz`);
+  await response.body?.cancel();
+  return response.status === 200 ? undefined : `GET /healthz answered HTTP ${response.status}`;
+};
+
+const toolsList = (mount) => async (url) => {
+  const response = await fetch(`${url}${mount}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", "accept-encoding": "identity" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+  const text = await response.text();
+  // The status only: an answer's body is never echoed into an error.
+  return response.status === 200 && text.includes('"result"') ? undefined : `tools/list on ${mount} answered HTTP ${response.status} without a result`;
+};
+
+/**
+ * What each deployed Worker needs to answer, built as deployed under `into`: `{ name, label, request, target, runtime(entry) }`
+ * where `runtime` puts `entry` (the Worker, or its stand-in) among its companions.
+ */
+export function coldSubjects(into) {
+  const found = discoverWorkers();
+  const gateway = withListedModules(buildWorker(found.gateway.config, { into }));
+  const bindingOf = new Map(Object.entries(gateway.serviceBindings ?? {}).map(([binding, s]) => [binding, typeof s === "object" ? s?.name : s]));
+  const subjects = [];
+  // The gateway's bundles answer as trivial Workers: only the gateway's own start is measured.
+  const stubs = [...new Set(bindingOf.values())].filter((n) => typeof n === "string").map((name) => standIn({ ...gateway, name }));
+  subjects.push({ worker: gateway, label: "GET /healthz", request: healthz, target: COLD_START_TARGET_MS, runtime: (entry) => [entry, ...stubs] });
+  for (const b of found.bundles) {
+    const bundle = withListedModules(withoutForeignObjects(buildWorker(b.config, { into })));
+    const mount = firstMount(bundle, b.dir, bindingOf);
+    const forwarder = referenceTo("direct", bundle, gatewayPropsFor(gateway, bundle));
+    // The 1Password SDK's build carries its WebAssembly core: held to Cloudflare's start limit, not the 100 ms.
+    const sdk = b.dir === "onepassword" && holdsWasm(bundle);
+    subjects.push({
+      worker: bundle,
+      label: `tools/list ${mount}`,
+      request: toolsList(mount),
+      target: sdk ? PLATFORM_START_LIMIT_MS : COLD_START_TARGET_MS,
+      note: sdk ? "the 1Password SDK build, against Cloudflare's 1 s start limit" : undefined,
+      runtime: (entry) => [forwarder, entry],
+    });
+  }
+  subjects.push({ worker: withListedModules(buildWorker(found.approvals.config, { into })), label: "GET /healthz", request: healthz, target: COLD_START_TARGET_MS, runtime: (entry) => [entry] });
+  return subjects;
+}
+
+/**
+ * A fresh runtime of `workers`, from the call to the first successful answer of `request`, in ms, and of that the part
+ * after the runtime was ready (the first request itself: workerd evaluated every global scope before it listened).
+ */
+async function timedStart(name, workers, request) {
+  const started = performance.now();
+  const runtime = await startRuntime(workers, { v8Flags: [] });
+  const ready = performance.now();
+  try {
+    for (const deadline = started + 60_000; ; ) {
+      let problem;
+      try {
+        problem = await request(runtime.url);
+      } catch (error) {
+        // Not listening yet: ask again until the deadline.
+        problem = error instanceof Error ? error.message : String(error);
+        if (performance.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+      }
+      if (problem !== undefined) throw new Error(`${name}: ${problem}`);
+      const answered = performance.now();
+      return { total: answered - started, answer: answered - ready };
+    }
+  } finally {
+    await runtime.stop();
+  }
+}
+
+const ms = (value) => `${value.toFixed(1).padStart(6)} ms`;
+
+/** Part 6: `starts` cold starts of each Worker and of its stand-in beside it, one line each. */
+export async function coldStarts(starts, log = console.log) {
+  const into = mkdtempSync(join(tmpdir(), "strad-cold-"));
+  try {
+    const subjects = coldSubjects(into);
+    const own = subjects.map(() => []);
+    const ownAnswer = subjects.map(() => []);
+    const whole = subjects.map(() => []);
+    const reference = subjects.map(() => []);
+    for (let round = 0; round < starts; round++) {
+      for (const [k, s] of subjects.entries()) {
+        // Each pair alternates which starts first, so neither always meets a warmer page cache or a busier core.
+        const worker = () => timedStart(s.worker.name, s.runtime(s.worker), s.request);
+        const stand = () => timedStart(`${s.worker.name}'s stand-in`, s.runtime(standIn(s.worker)), s.request);
+        let a;
+        let b;
+        if (round % 2 === 0) {
+          a = await worker();
+          b = await stand();
+        } else {
+          b = await stand();
+          a = await worker();
+        }
+        whole[k].push(a.total);
+        reference[k].push(b.total);
+        own[k].push(a.total - b.total);
+        ownAnswer[k].push(a.answer - b.answer);
+      }
+    }
+    for (const [k, s] of subjects.entries()) {
+      const { median, max } = medianAndMax(own[k]);
+      const target = `target median <= ${s.target} ms${s.note === undefined ? "" : `, ${s.note}`}`;
+      log(
+        `   ${s.worker.name.padEnd(26)} ${s.label.padEnd(28)} own start median ${ms(median)}, max ${ms(max)}, of which the first request ${ms(medianAndMax(ownAnswer[k]).median)} (runtime start to answer median ${ms(medianAndMax(whole[k]).median)}, stand-in ${ms(medianAndMax(reference[k]).median)}) (${target}): ${coldVerdict(median, s.target)}`,
+      );
+    }
+  } finally {
+    rmSync(into, { recursive: true, force: true });
+  }
+}
