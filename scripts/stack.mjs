@@ -191,10 +191,15 @@ export function withoutRoutes(config) {
  * Starts each process (`{ name, port, configs, vars? }`, port 0 = pick a free one) under `wrangler dev` and
  * resolves when each answers GET /healthz. Returns the ports used, the captured logs and stop().
  */
-export async function startWorkers(processes, { quiet = true, timeoutMs = 120_000 } = {}) {
+export async function startWorkers(processes, { quiet = true, timeoutMs = 120_000, sharedState = false } = {}) {
   prepare();
   const children = [];
   const logs = [];
+  // Each start keeps its Durable Objects' storage in a folder of its own, removed when it stops, unless `sharedState`
+  // (npm run dev: wrangler's own .wrangler/state, kept between runs). Test files run side by side, and two workerd
+  // processes sharing one state folder failed each other's storage (the approval service answered 500, or closed the
+  // connection).
+  const state = sharedState ? undefined : mkdtempSync(join(tmpdir(), "strad-wrangler-state-"));
   const stop = () =>
     Promise.all(
       children.map(
@@ -206,7 +211,9 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
             setTimeout(() => child.kill("SIGKILL"), 5000).unref();
           }),
       ),
-    );
+    ).then(() => {
+      if (state !== undefined) rmSync(state, { recursive: true, force: true });
+    });
   for (const p of processes) {
     const port = p.port === 0 ? await freePort() : p.port;
     if (await portOpen(port)) {
@@ -226,6 +233,7 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
       "--inspector-port",
       String(inspector),
       "--show-interactive-dev-session=false",
+      ...(state === undefined ? [] : ["--persist-to", join(state, p.name)]),
       ...vars,
     ];
     const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
@@ -252,7 +260,7 @@ export async function startDevStack({ freePorts = false, ...options } = {}) {
     mail = await startMailServer(freePorts ? 0 : PORTS.dovecot, (line) => (options.quiet === false ? process.stdout.write(`[dovecot] ${line}`) : undefined));
     workers = await startWorkers(
       stackProcesses().map((p) => (freePorts ? { ...p, port: 0 } : p)),
-      options,
+      { sharedState: true, ...options },
     );
   } catch (error) {
     await Promise.all([rustpad.stop(), mail?.stop()]);

@@ -14,8 +14,3 @@ export const PROCESS_TEST_FILES = [
   "test/scripts/*.test.ts",
   "test/worker/*.workerd.test.ts",
 ];
-
-// Unit-level files that replace a whole module with vi.mock: they need a module registry of their own, which the unit
-// project's workers do not give (isolate: false in vitest.config.ts), so they run isolated in the processes project.
-// test/scripts/timeouts.test.ts fails when a file using vi.mock is missing from this list.
-export const MODULE_MOCK_FILES = ["test/bundles/onepassword/sdk.unit.test.ts"];

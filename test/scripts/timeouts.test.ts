@@ -5,7 +5,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: plain ESM list without types
-import { MODULE_MOCK_FILES, PROCESS_TEST_FILES } from "../processes.mjs";
+import { PROCESS_TEST_FILES } from "../processes.mjs";
 // @ts-expect-error: plain ESM module without types
 import { SLOWEST_FIRST, slowestFirst } from "../sequencer.mjs";
 
@@ -61,18 +61,6 @@ describe("the processes project", () => {
     expect(inProcesses("test/scripts/helpers/x.test.ts")).toBe(false);
     expect(inProcesses("test/worker/oversized-bodies.workerd.test.ts")).toBe(true);
     expect(inProcesses("test/worker/app.test.ts")).toBe(false);
-  });
-});
-
-describe("the unit project's shared workers", () => {
-  it("run no file that replaces a whole module with vi.mock: each such file is listed to run isolated", () => {
-    const tests = files(join(ROOT, "test"))
-      .map((f) => relative(ROOT, f))
-      .filter((f) => f.endsWith(".test.ts") && !f.startsWith("test/e2e/") && !f.endsWith(".e2e.test.ts") && !inProcesses(f));
-    const mocking = tests.filter((f) => /\bvi\.mock\(/.test(readFileSync(join(ROOT, f), "utf8")));
-    // The detector finds the one file known to mock a module, so a broken pattern would show.
-    expect(mocking).toContain("test/bundles/onepassword/sdk.unit.test.ts");
-    expect(mocking.filter((f) => !(MODULE_MOCK_FILES as string[]).includes(f))).toEqual([]);
   });
 });
 
