@@ -1,15 +1,11 @@
 // Covers the CallRegistry Durable Object (durable-objects/call-registry.ts) on workerd, as the gateway build
 // deploys it: a confirmed call's single claim, only with the call's own nonce and only while it is live, and
 // what cancel, end and the deadline do to it. The kit's unit tests use a stand-in for it; this is the real one.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type CallRegistryNamespace, CLAIM_CONFIRM_MAX_MS, CLAIM_HOLD_MS, MAX_LIVE_CALLS } from "../../contract/call-registry";
 import type { CallRegistry } from "../../durable-objects/call-registry";
-// @ts-expect-error: a plain ES module without types
-import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
 import { watchCall } from "../../worker/calls";
+import { useCallRegistry } from "./helpers";
 
 interface Registry {
   fetch(url: string, init: RequestInit): Promise<Response>;
@@ -20,22 +16,8 @@ interface Registry {
   stats: CallRegistry["stats"];
 }
 
-const built = mkdtempSync(join(tmpdir(), "strad-registry-"));
-let runtime: { miniflare: { getDurableObjectNamespace(name: string): Promise<DurableObjectNamespace> }; stop: () => Promise<void> };
+const namespace = useCallRegistry();
 let scopes = 0;
-
-beforeAll(async () => {
-  // The gateway hosts the registry; its service bindings are left out, since no call is forwarded here.
-  const gateway = buildWorker("wrangler.toml", { into: built });
-  runtime = await startRuntime([{ ...gateway, serviceBindings: {} }]);
-}, 120_000);
-
-afterAll(async () => {
-  await runtime?.stop();
-  rmSync(built, { recursive: true, force: true });
-});
-
-const namespace = () => runtime.miniflare.getDurableObjectNamespace("CALLS");
 
 /** A registry of its own for each test (one object per caller scope, as the gateway names them), with its scope. */
 async function scoped(): Promise<{ calls: Registry; scope: string }> {
@@ -221,17 +203,10 @@ describe("CallRegistry with a 2 s hold (STRAD_CLAIM_HOLD_MS)", () => {
   // The deadline must fall inside the hold: with the default 250 ms hold it had to come 125 ms after the watch, and on
   // a loaded machine the claim itself came later than that. A 2 s hold leaves the claim 1 s to arrive.
   const HOLD_MS = 2_000;
-  let long: typeof runtime | undefined;
-  beforeAll(async () => {
-    const gateway = buildWorker("wrangler.toml", { into: built });
-    long = await startRuntime([{ ...gateway, serviceBindings: {}, bindings: { ...(gateway.bindings ?? {}), STRAD_CLAIM_HOLD_MS: String(HOLD_MS) } }]);
-  }, 120_000);
-  afterAll(async () => {
-    await long?.stop();
-  });
+  const longHold = useCallRegistry({ STRAD_CLAIM_HOLD_MS: String(HOLD_MS) });
 
   it("refuses a claim on hold when the deadline passes during the hold", async () => {
-    const ns = await (long as typeof runtime).miniflare.getDurableObjectNamespace("CALLS");
+    const ns = await longHold();
     const calls = ns.get(ns.idFromName("test-scope-long-hold")) as unknown as Registry;
     const w = await watch(calls, "n:23", "nonce-a", Date.now() + HOLD_MS / 2);
     expect(await w.next()).toBe("live");

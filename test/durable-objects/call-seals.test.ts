@@ -1,36 +1,19 @@
 // Covers the client question's seal nonces in the CallRegistry Durable Object (durable-objects/call-registry.ts spendSeal, docs/rules.md R-SEAL-3) on workerd, as the gateway build deploys it: a nonce spends once, only before its seal's expiry, in the caller's own object, racing retries included, and spent nonces are pruned once their seal expired.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sealNonce } from "../../bundles/kit/seal";
 import type { CallRegistry } from "../../durable-objects/call-registry";
-// @ts-expect-error: a plain ES module without types
-import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
+import { useCallRegistry } from "./helpers";
 
 interface Store {
   spendSeal: CallRegistry["spendSeal"];
   sealCount: CallRegistry["sealCount"];
 }
 
-const built = mkdtempSync(join(tmpdir(), "strad-seals-"));
-let runtime: { miniflare: { getDurableObjectNamespace(name: string): Promise<DurableObjectNamespace> }; stop: () => Promise<void> };
+const calls = useCallRegistry();
 let scopes = 0;
 
-// Building the gateway and starting workerd takes some seconds on this shared 2-core machine; 120 s is the suite's
-// usual bound for a runtime start (test/durable-objects/call-tokens.test.ts).
-beforeAll(async () => {
-  const gateway = buildWorker("wrangler.toml", { into: built });
-  runtime = await startRuntime([{ ...gateway, serviceBindings: {} }]);
-}, 120_000);
-
-afterAll(async () => {
-  await runtime?.stop();
-  rmSync(built, { recursive: true, force: true });
-});
-
 async function store(scope = `seal-scope-${++scopes}`): Promise<Store> {
-  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS");
+  const ns = await calls();
   return ns.get(ns.idFromName(scope)) as unknown as Store;
 }
 

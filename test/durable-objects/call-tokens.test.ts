@@ -2,36 +2,21 @@
 // workerd, as the gateway build deploys it: a token is random and single-use, checked against exactly the binding it
 // was issued for, in the caller's own object only, until it expires; a caller holds a bounded number. The pads
 // bundle's Node tests use a stand-in with these rules; this is the real one.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_LIVE_TOKENS, TOKEN_PATTERN } from "../../contract/call-registry";
 import type { CallRegistry } from "../../durable-objects/call-registry";
-// @ts-expect-error: a plain ES module without types
-import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
+import { useCallRegistry } from "./helpers";
 
 interface Store {
   mintToken: CallRegistry["mintToken"];
   redeemToken: CallRegistry["redeemToken"];
 }
 
-const built = mkdtempSync(join(tmpdir(), "strad-tokens-"));
-let runtime: { miniflare: { getDurableObjectNamespace(name: string): Promise<DurableObjectNamespace> }; stop: () => Promise<void> };
+const calls = useCallRegistry();
 let scopes = 0;
 
-beforeAll(async () => {
-  const gateway = buildWorker("wrangler.toml", { into: built });
-  runtime = await startRuntime([{ ...gateway, serviceBindings: {} }]);
-}, 120_000);
-
-afterAll(async () => {
-  await runtime?.stop();
-  rmSync(built, { recursive: true, force: true });
-});
-
 async function store(scope = `token-scope-${++scopes}`): Promise<Store> {
-  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS");
+  const ns = await calls();
   return ns.get(ns.idFromName(scope)) as unknown as Store;
 }
 

@@ -1,32 +1,15 @@
 // Covers the pads' edit lease in the CallRegistry Durable Object (durable-objects/call-registry.ts, contract/pad-lease.ts) on workerd, as the gateway build deploys it: one holder at a time per pad object, given back by its holder only, free again once it runs out, and never granted for longer than 10 s. The pads bundle's Node tests use a stand-in with these rules; this is the real one.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PadLeaseApi } from "../../contract/pad-lease";
 import { PAD_LEASE_MS, padLeaseName } from "../../contract/pad-lease";
-// @ts-expect-error: a plain ES module without types
-import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
+import { useCallRegistry } from "./helpers";
 
-const built = mkdtempSync(join(tmpdir(), "strad-pad-lease-"));
-let runtime: { miniflare: { getDurableObjectNamespace(name: string): Promise<DurableObjectNamespace> }; stop: () => Promise<void> };
+const calls = useCallRegistry();
 let pads = 0;
-
-beforeAll(async () => {
-  // The gateway hosts the registry; its service bindings are left out, since no call is forwarded here. 120 s: a
-  // build and a workerd start took up to 40 s on this 2-core machine under load, as for the registry's other tests.
-  const gateway = buildWorker("wrangler.toml", { into: built });
-  runtime = await startRuntime([{ ...gateway, serviceBindings: {} }]);
-}, 120_000);
-
-afterAll(async () => {
-  await runtime?.stop();
-  rmSync(built, { recursive: true, force: true });
-});
 
 /** The lease object of a pad of its own for each test, named as the bundle names it. */
 async function padObject(pad = `Lease${++pads}`): Promise<PadLeaseApi> {
-  const ns = await runtime.miniflare.getDurableObjectNamespace("CALLS");
+  const ns = await calls();
   return ns.get(ns.idFromName(await padLeaseName("http://127.0.0.1:3030", pad))) as unknown as PadLeaseApi;
 }
 
