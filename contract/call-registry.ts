@@ -15,6 +15,12 @@ export interface CallRegistryApi {
    * PROBES_FOR_LIVENESS probes out to the caller, one after another, and none failed.
    */
   confirm(key: string, nonce: string): Promise<void>;
+  /**
+   * A 2025-11-25 client's answer to a question the gateway pushed on the call's own stream (docs/rules.md R-PUSH-2):
+   * handed to the watching gateway as an "answer" line, once per round, only when `tag` is questionTag(the record's
+   * nonce, round) and the record is live. True when it was handed on.
+   */
+  answer(key: string, round: number, tag: string, payload: string): Promise<boolean>;
   /** Local-development introspection. */
   stats(): Promise<{ served: number; live: number }>;
   /**
@@ -67,6 +73,25 @@ export const MAX_LIVE_CALLS = 256;
  * "cancelled" and "deadline", after which the stream closes.
  */
 export type WatchWord = "live" | "probe" | "cancelled" | "deadline";
+
+/**
+ * The watch line that hands a client's answer on: `answer <round> <payload>`, the payload one line of JSON (a
+ * JSON-RPC response's `result` or `error` member, as `{"result":…}` or `{"error":…}`).
+ */
+export const ANSWER_WORD = "answer";
+
+/** Rounds of questions one call may put to its client before it is refused (a mount that keeps asking is broken). */
+export const MAX_QUESTION_ROUNDS = 4;
+
+/**
+ * What names a pushed question to the caller without revealing the record's nonce: the first 12 bytes of
+ * SHA-256("strad-question:<nonce>:<round>"), hex. The gateway puts it in the question's JSON-RPC id; the registry
+ * recomputes it, so an answer reaches only the call that asked, for the round it asked in (docs/rules.md R-PUSH-2).
+ */
+export async function questionTag(nonce: string, round: number): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`strad-question:${nonce}:${round}`)));
+  return Array.from(digest.subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /**
  * How long a claim is held before it is granted, and the bounds an operator may set it within

@@ -6,12 +6,15 @@
 // The caller's two-call tokens live here too, by digest, in a table of their own (docs/rules.md R-PAD-8).
 import { DurableObject } from "cloudflare:workers";
 import {
+  ANSWER_WORD,
   type CallRegistryApi,
   CLAIM_CONFIRM_MAX_MS,
   claimHoldMs,
   MAX_LIVE_CALLS,
   MAX_LIVE_TOKENS,
+  MAX_QUESTION_ROUNDS,
   type MintedToken,
+  questionTag,
   SEAL_NONCE_PATTERN,
   TOKEN_PATTERN,
   TOKEN_TTL_MS,
@@ -38,6 +41,8 @@ interface CallRow {
 interface Watcher {
   nonce: string;
   notify: WritableStreamDefaultWriter<Uint8Array>;
+  /** The question rounds whose answer was handed on already: a second answer to one round is refused. */
+  answered?: Set<number>;
 }
 
 /** A claim on hold, waiting for the gateway's confirm() or for the call to leave the live state. */
@@ -193,6 +198,28 @@ export class CallRegistry extends DurableObject implements CallRegistryApi, PadL
     // The same call (its nonce), confirmed by its gateway, still live and before its deadline.
     const now = this.row(key);
     return held.confirmed && now !== undefined && now.nonce === nonce && now.state === "live" && Date.now() < now.deadline;
+  }
+
+  /**
+   * A client's answer to a question the watching gateway pushed to it (docs/rules.md R-PUSH-2): handed on as one
+   * "answer" line when the record is live, its watcher is this call's, the tag is the one this call's nonce gives
+   * for that round, and that round has not been answered. Never waits on the watcher.
+   */
+  async answer(key: string, round: number, tag: string, payload: string): Promise<boolean> {
+    this.served++;
+    if (typeof payload !== "string" || payload.includes("\n") || !Number.isSafeInteger(round) || round < 1 || round > MAX_QUESTION_ROUNDS) return false;
+    const record = this.row(key);
+    if (record === undefined || record.state !== "live" || Date.now() >= record.deadline) return false;
+    const watcher = this.watchers.get(key);
+    if (watcher === undefined || watcher.nonce !== record.nonce) return false;
+    if (typeof tag !== "string" || tag !== (await questionTag(record.nonce, round))) return false;
+    // The record may have moved on while the tag was computed.
+    if (this.watchers.get(key) !== watcher || this.row(key)?.state !== "live") return false;
+    watcher.answered ??= new Set();
+    if (watcher.answered.has(round)) return false;
+    watcher.answered.add(round);
+    void watcher.notify.write(encoder.encode(`${ANSWER_WORD} ${round} ${payload}\n`)).catch(() => {});
+    return true;
   }
 
   /** The gateway's word that it probed its caller after the claim was asked and none of the probes failed. */

@@ -7,14 +7,15 @@ import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract
 import { RpcCode } from "../contract/rpc";
 import { adminRoutes, overlayStore } from "./admin";
 import { CallerTable } from "./auth";
-import { probedStream } from "./caller-stream";
-import { cancelCall, cancelKeys } from "./calls";
+import { type ProbedStream, probedStream } from "./caller-stream";
+import { answerKey, cancelCall, cancelKeys } from "./calls";
 import { isGated } from "./channel";
 import { checkElicitationUrl } from "./elicitation-url";
 import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { overlayReader, perRoster } from "./overlay";
+import { declaredModes, parseQuestionId, QUESTION_ID_PREFIX, sessionMark } from "./push";
 import { hopCapabilities, retryParams } from "./relay";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
 import { routeTool, type Selection, selectionCache } from "./selection";
@@ -154,8 +155,35 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       return finish(rpcError(400, RpcCode.ParseError, "Parse error: the request body is not valid JSON"), "parse_error");
     }
     if (Array.isArray(message)) return finish(rpcError(400, RpcCode.InvalidRequest, "JSON-RPC batches are not supported"), "invalid_request");
-    const msg = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown } | null;
+    const msg = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown } | null;
     const id = typeof msg?.id === "string" || typeof msg?.id === "number" ? msg.id : null;
+    // A 2025-11-25 client's answer to a question the gateway pushed on one of its calls' streams (docs/rules.md R-PUSH-2):
+    // handed to that call's record, which hands it to the isolate holding the call; answered 202 as the transport asks.
+    if (msg !== null && typeof msg === "object" && msg.method === undefined && typeof msg.id === "string" && msg.id.startsWith(QUESTION_ID_PREFIX)) {
+      line.method = "answer";
+      const named = parseQuestionId(msg.id);
+      const session = sessionOf(c.req.raw);
+      const reply =
+        msg.jsonrpc !== "2.0"
+          ? undefined
+          : "result" in msg && typeof msg.result === "object" && msg.result !== null && !Array.isArray(msg.result)
+            ? { result: msg.result }
+            : "error" in msg && typeof msg.error === "object" && msg.error !== null
+              ? { error: msg.error }
+              : undefined;
+      if (named === undefined || reply === undefined)
+        return finish(rpcError(400, RpcCode.InvalidRequest, "Invalid answer: expected a JSON-RPC 2.0 response with a result or an error object to a question this gateway asked"), "answer_refused");
+      if (session === null) return finish(rpcError(400, RpcCode.InvalidRequest, "an answer must carry the Mcp-Session-Id of the session that was asked"), "answer_refused");
+      let delivered = false;
+      try {
+        const ns = c.env.CALLS;
+        delivered = await ns.get(ns.idFromName(caller.id)).answer(await answerKey(session, named.requestKey), named.round, named.tag, JSON.stringify(reply));
+      } catch {
+        delivered = false;
+      }
+      if (!delivered) return finish(rpcError(400, RpcCode.InvalidRequest, "no call of this session is waiting for that answer: it ended, was answered already, or never asked it"), "answer_refused");
+      return finish(new Response(null, { status: 202 }), "answer_relayed");
+    }
     if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0" || typeof msg.method !== "string") {
       return finish(rpcError(400, RpcCode.InvalidRequest, 'Invalid request: expected a JSON-RPC 2.0 object with a "method"', id), "invalid_request");
     }
@@ -222,17 +250,23 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       return finish(quick, gw.log.outcome);
     }
     const handler = target !== undefined && isGated(target.server) ? streamed : plain;
+    // A streamed call's questions are pushed on its stream (push.ts), which exists only once the handler answered.
+    let streamReady: (stream: ProbedStream | undefined) => void = () => {};
+    if (handler === streamed) gw.callerStream = new Promise((resolve) => (streamReady = resolve));
     let response: Response;
     try {
       response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo });
     } catch {
+      streamReady(undefined);
       return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
     }
     // A 2025-11-25 handshake names a session of the caller's own: the client echoes it, and the gateway keys its
     // confirmed calls and cancels by it, holding nothing itself. The SDK's stateless leg hands out none (R-CALL-12).
     if (msg.method === "initialize" && response.ok) {
       response = new Response(response.body, response);
-      response.headers.set(SESSION_HEADER, newSessionId());
+      // The id carries what its initialize declared of elicitation, so a question can be pushed to it later (R-PUSH-1).
+      const declared = declaredModes((params as { capabilities?: unknown }).capabilities);
+      response.headers.set(SESSION_HEADER, `${newSessionId()}${sessionMark(declared)}`);
     }
     // Only an event stream is probed: the SDK's JSON refusals (406, 400) pass as they are, valid JSON (docs/rules.md R-KEEP-1).
     if (handler === streamed && response.body !== null && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
@@ -240,7 +274,8 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       const probed = probedStream(PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS, claimHoldMs(c.env));
       gw.probeCaller = probed.probe;
       response = new Response(response.body.pipeThrough(probed.transform), response);
-    }
+      streamReady(probed);
+    } else streamReady(undefined);
     // The log line waits for the handler, whose outcome is known only when a streamed call ends.
     const pending = gw.pending ?? Promise.resolve();
     c.executionCtx.waitUntil(

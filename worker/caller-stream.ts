@@ -16,6 +16,12 @@ export interface ProbedStream {
    * stream is gone or over first, or nothing could be pushed out within CLAIM_CONFIRM_MAX_MS.
    */
   probe: () => Promise<boolean>;
+  /**
+   * Writes one whole SSE frame of the gateway's own to the caller (a question pushed on a 2025-11-25 call, docs/rules.md
+   * R-PUSH-1), never inside one of the SDK's frames: at once at a frame boundary, else right after the frame being
+   * written. False when the stream is over, so nothing was sent.
+   */
+  push: (frame: Uint8Array) => boolean;
 }
 
 /** True when the chunk ends an SSE frame, so a probe written next cannot split an event. */
@@ -32,6 +38,8 @@ function endsFrame(chunk: Uint8Array): boolean {
 export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: number = PROBES_FOR_LIVENESS, holdMs = 0): ProbedStream {
   let controller: TransformStreamDefaultController<Uint8Array> | undefined;
   let atBoundary = true;
+  /** The gateway's own frames that came while one of the SDK's was half written: they follow it. */
+  let waiting: Uint8Array[] = [];
   let over = false;
   /** Probes go out until then, whether or not a round still waits for its verdict. */
   let until = 0;
@@ -77,6 +85,10 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: num
     transform(chunk, c) {
       c.enqueue(chunk);
       atBoundary = endsFrame(chunk);
+      if (atBoundary && waiting.length > 0) {
+        for (const frame of waiting) c.enqueue(frame);
+        waiting = [];
+      }
     },
     flush() {
       stop();
@@ -84,6 +96,20 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: num
   });
   return {
     transform,
+    push(frame) {
+      if (over || controller === undefined || controller.desiredSize === null) return false;
+      if (!atBoundary) {
+        waiting.push(frame);
+        return true;
+      }
+      try {
+        controller.enqueue(frame);
+        return true;
+      } catch {
+        stop();
+        return false;
+      }
+    },
     probe() {
       if (over) return Promise.resolve(false);
       return new Promise<boolean>((resolve) => {

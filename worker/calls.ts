@@ -1,6 +1,6 @@
 // The gateway side of a confirmed call's record in the CallRegistry Durable Object: register and watch,
 // so that a cancel landing on any isolate, or the deadline alarm, aborts this isolate's upstream fetch.
-import { type CallRegistryNamespace, type CallRegistryStub, MAX_LIVE_CALLS, requestKey, WATCH_PATH, type WatchRequest, type WatchWord } from "../contract/call-registry";
+import { ANSWER_WORD, type CallRegistryNamespace, type CallRegistryStub, MAX_LIVE_CALLS, requestKey, WATCH_PATH, type WatchRequest } from "../contract/call-registry";
 import type { CallRef } from "../contract/channel";
 import { AbortReason } from "./upstream";
 
@@ -46,6 +46,15 @@ export async function recordKey(origin: CallOrigin, id: string | number, approva
   return callKey(id, approvalUrl);
 }
 
+/**
+ * The record key a 2025-11-25 client's answer to a pushed question names (docs/rules.md R-PUSH-2): its session's tag and
+ * the request id as the question's id carried it (`n:1`, `s:abc`). An answer without a session names nothing: a question
+ * is pushed only to a session whose initialize declared elicitation, which a client that echoes no session never shows.
+ */
+export async function answerKey(session: string, requestKeyText: string): Promise<string> {
+  return `m:${await tagOf(session, 16)}/${requestKeyText}`;
+}
+
 /** The record keys a notifications/cancelled may reach: its session's call alone, or without one the plain and the URL-tagged id. */
 export async function cancelKeys(session: string | null, id: string | number, approvalUrl: string | undefined): Promise<string[]> {
   if (session !== null) return [await sessionKey(session, id)];
@@ -67,6 +76,8 @@ export interface WatchHandlers {
    * once the probes went out without failing (the registry is then told the caller is there), false otherwise.
    */
   probe?: () => Promise<boolean>;
+  /** A client's answer to the question of `round` this call pushed to it (docs/rules.md R-PUSH-2), as the registry handed it on. */
+  answer?: (round: number, payload: string) => void;
 }
 
 /** Registers the call and follows what its record says until stop() or the record's last word. */
@@ -98,9 +109,10 @@ export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadlin
   void (async () => {
     try {
       for (;;) {
-        const word = (await next()) as WatchWord | undefined;
+        const word: string | undefined = await next();
         if (stopped || word === undefined) return;
         if (word === "probe") void confirmWhenProbed(on, ns, ref);
+        else if (word.startsWith(`${ANSWER_WORD} `)) handAnswer(on, word);
         else if (word === "cancelled") return on.abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller cancelled it" }));
         else if (word === "deadline") return on.abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
       }
@@ -115,6 +127,14 @@ export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadlin
       reader.cancel().catch(() => {});
     },
   };
+}
+
+/** An "answer <round> <payload>" line, handed to the call that pushed the question; anything else on it is dropped. */
+function handAnswer(on: WatchHandlers, line: string): void {
+  const rest = line.slice(ANSWER_WORD.length + 1);
+  const space = rest.indexOf(" ");
+  const round = Number(rest.slice(0, space));
+  if (space > 0 && Number.isSafeInteger(round)) on.answer?.(round, rest.slice(space + 1));
 }
 
 /** Tells the registry the caller is there once its probes went out; says nothing if they failed or never ran. */

@@ -1,13 +1,16 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
 import { type CallToolResult, isInputRequiredResult, type ListToolsResult, ProtocolError, Server, type ServerContext, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
-import type { CallRegistryNamespace } from "../contract/call-registry";
+import { type CallRegistryNamespace, MAX_QUESTION_ROUNDS, questionTag, requestKey } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
+import { isPlainObject } from "../contract/tool-call";
 import type { Caller } from "./auth";
+import type { ProbedStream } from "./caller-stream";
 import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
-import { describeUnrelayable, NO_CAPABILITIES, type RetryParams } from "./relay";
+import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, sessionModes } from "./push";
+import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
 import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
 import { describeSelection, describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
@@ -39,6 +42,11 @@ export interface GatewayRequest {
   retry?: RetryParams;
   /** The elicitation capability a 2026-07-28 caller declared, as the gateway declares it on the hop (relay.ts hopCapabilities). */
   hopCapabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * The caller's event stream of a streamed call, once the app has it (undefined when the answer is not a stream): a
+   * question the mount asks a 2025-11-25 caller is pushed on it (push.ts, docs/rules.md R-PUSH-1).
+   */
+  callerStream?: Promise<ProbedStream | undefined>;
 }
 
 const LIST_PAGE_LIMIT = 20;
@@ -194,11 +202,100 @@ function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext, or
   });
 }
 
+interface PushTarget {
+  ref: CallRef;
+  id: string | number;
+  answers: AnswerBox;
+  signal: AbortSignal;
+  /** The round the first of these questions is: rounds count every question this call put, up to MAX_QUESTION_ROUNDS. */
+  first: number;
+  /** Whether a form may be put (a client channel); otherwise a link alone (an approval channel, R-PUSH-5). */
+  form: boolean;
+}
+
+/** The call's end as the caller hears it: the reason its upstream was aborted with, or a generic cancel. */
+function endedError(slug: string, reason: unknown): ProtocolError {
+  const error = reason instanceof AbortReason ? reason.error : { code: "UPSTREAM_ABORTED" as const, reason: "the call has ended" };
+  return new ProtocolError(errorCode(error), describeUpstreamError(slug, error));
+}
+
+/**
+ * Puts a mount's input_required questions to a 2025-11-25 caller, one at a time, on the call's own stream, and returns
+ * what the retry carries: the answers under the mount's keys and the mount's state, as they came (docs/rules.md R-PUSH-1,
+ * R-PUSH-2). Anything the caller cannot be asked, an error it answers with, or a call that ends first, throws: the mount
+ * is then not called again, so nothing acts.
+ */
+async function putToCaller(gw: GatewayRequest, slug: string, result: Record<string, unknown>, target: PushTarget): Promise<{ params: RetryParams; asked: number }> {
+  const stream = await gw.callerStream;
+  const requests = (result.inputRequests ?? {}) as Record<string, { method?: unknown; params?: unknown }>;
+  const entries = Object.entries(requests);
+  const modes = sessionModes(gw.session);
+  const refuse = (why: string): never => {
+    gw.log.outcome = "question_unaskable";
+    throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnaskable(slug, why));
+  };
+  if (stream === undefined) refuse("the call is not answered as an event stream");
+  // A round that asks nothing still counts, so a mount that only ever hands its state back cannot loop the call.
+  const asked = Math.max(1, entries.length);
+  if (target.first + asked - 1 > MAX_QUESTION_ROUNDS) refuse(`it asked more than ${MAX_QUESTION_ROUNDS} questions in one call`);
+  const inputResponses: Record<string, unknown> = {};
+  let round = target.first;
+  for (const [key, request] of entries) {
+    if (request.method !== "elicitation/create") refuse("only elicitation/create is relayed to a 2025-11-25 client");
+    if (!isPlainObject(request.params)) refuse("its elicitation/create has no params object");
+    const params = request.params as Record<string, unknown>;
+    const mode = params.mode ?? "form";
+    if (!(mode === "form" ? modes.form : mode === "url" ? modes.url : false)) refuse(`the client did not declare ${String(mode)} elicitation`);
+    if (mode === "form" && !target.form) refuse("a mount on an approval channel may put only a link to its caller");
+    const id = questionId(round, await questionTag(target.ref.nonce, round), requestKey(target.id));
+    // 2025-11-25's URL mode names its elicitation; 2026-07-28's carries no id (the mount's state correlates), so the
+    // question's own id serves.
+    const sent = mode === "url" && params.elicitationId === undefined ? { ...params, elicitationId: id } : params;
+    const waited = target.answers.wait(round, target.signal);
+    if (!stream?.push(questionFrame(id, sent))) {
+      waited.catch(() => {});
+      throw endedError(slug, target.signal.reason);
+    }
+    gw.log.outcome = "asked_client";
+    let payload: string;
+    try {
+      payload = await waited;
+    } catch (reason) {
+      throw endedError(slug, reason);
+    }
+    const reply = readReply(payload);
+    if (reply === undefined || !reply.ok) {
+      gw.log.outcome = "client_answer_error";
+      const code = reply === undefined || reply.code === undefined ? "" : ` (JSON-RPC error ${reply.code})`;
+      throw new ProtocolError(RpcCode.QuestionUnrelayable, `the client could not answer server "${slug}"'s question${code}; nothing was done`);
+    }
+    inputResponses[key] = reply.result;
+    round++;
+  }
+  const requestState = typeof result.requestState === "string" ? result.requestState : undefined;
+  return { params: { inputResponses, ...(requestState === undefined ? {} : { requestState }) }, asked };
+}
+
 /** Whether the hop's capabilities (relay.ts hopCapabilities: the caller's own declaration, read as the SDK reads it) include form elicitation. */
 function hasForm(capabilities: Readonly<Record<string, unknown>> | undefined): boolean {
   const elicitation = capabilities?.elicitation;
   return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).form !== undefined;
 }
+
+/** The same for URL-mode elicitation. */
+function hasUrl(capabilities: Readonly<Record<string, unknown>> | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).url !== undefined;
+}
+
+/** Whether every question of an input_required result is a URL-mode elicitation: a link, which collects nothing. */
+function onlyLinks(result: Record<string, unknown>): boolean {
+  const requests = isPlainObject(result.inputRequests) ? Object.values(result.inputRequests) : [];
+  return requests.every((r) => isPlainObject(r) && r.method === "elicitation/create" && isPlainObject(r.params) && r.params.mode === "url");
+}
+
+/** The hop's capabilities for a gated mount on an approval channel whose caller takes URL-mode elicitation: URL alone. */
+const URL_TO_CALLER = modesCapabilities({ form: false, url: true });
 
 /** Forwards one tools/call to the mount it routes to; throws ProtocolError with a reason on failure. */
 export async function forwardCall(gw: GatewayRequest, params: CallParams, call: CallContext): Promise<Record<string, unknown>> {
@@ -225,6 +322,9 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   let registered: CallRef | undefined;
   let drained = false;
   let askClient = false;
+  /** A gated mount on an approval channel whose caller takes URL-mode elicitation: it may put a link, and nothing else, to the caller (R-PUSH-5). */
+  let urlToCaller = false;
+  const answers = new AnswerBox();
   try {
     const headers = serverHeaders(gw, server);
     // The gateway's own progress token: always on a confirmed call (its keepalives ride on it), otherwise only
@@ -234,16 +334,20 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     if (ownToken !== undefined) meta.progressToken = ownToken;
     if (isGated(server)) {
       const ref = { scope: gw.caller.id, key: "", nonce: crypto.randomUUID() };
-      // Whether this call's client can be asked a form itself: 2026-07-28, form declared in its envelope (R-CHAN-15).
-      const clientForm = call.origin?.era === "modern" && hasForm(gw.hopCapabilities);
+      // Whether this call's client can be asked a form itself (R-CHAN-15): on 2026-07-28, form declared in the request's
+      // envelope; on 2025-11-25, form declared at initialize (the session's mark) on a call answered as a stream (R-PUSH-1).
+      const clientForm = call.origin?.era === "modern" ? hasForm(gw.hopCapabilities) : gw.callerStream !== undefined && sessionModes(gw.session).form;
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref, clientForm });
       meta[CHANNEL_META_KEY] = channel;
       askClient = channel !== undefined && "ask" in channel;
+      const modernCall = call.origin?.era === "modern";
+      urlToCaller = channel !== undefined && "url" in channel && (modernCall ? hasUrl(gw.hopCapabilities) : gw.callerStream !== undefined && sessionModes(gw.session).url);
       // The channel carries `ref` itself, so the key (by session, approval URL or nonce: R-CALL-12) reaches the bundle's gate too.
       const origin = call.origin ?? { era: "legacy", session: gw.session ?? null };
       ref.key = await recordKey(origin, call.id, channel !== undefined && "url" in channel ? channel.url : undefined, ref.nonce);
       if (channel !== undefined && !("refused" in channel)) {
-        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false) }, server.timeoutMs);
+        const on = { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false), answer: (round: number, payload: string) => answers.deliver(round, payload) };
+        const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, on, server.timeoutMs);
         if (!watched.ok) {
           gw.log.outcome = watched.inFlight ? "in_flight" : watched.tooMany !== undefined ? "too_many_calls" : "registry_failed";
           throw new ProtocolError(
@@ -264,32 +368,53 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     // modes the caller declared, so it may ask; a gated one is told none, so its question never goes to the caller,
     // unless its channel is a client question (R-CHAN-15): then the question is the point, and the caller declared form.
     const modern = call.origin?.era === "modern";
-    const retry = modern ? gw.retry : undefined;
-    const capabilities = modern && (!isGated(server) || askClient) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : NO_CAPABILITIES;
-    const answer = await callUpstream({
-      server,
-      method: "tools/call",
-      params: { name: tool, ...(params.arguments === undefined ? {} : { arguments: params.arguments }), ...retry },
-      meta,
-      capabilities,
-      headers,
-      signal: controller.signal,
-      fetcher: fetcherFor(gw, server),
-      onProgress: (progress) => {
-        if (callerToken === undefined || ownToken === undefined || call.notify === undefined || progress.progressToken !== ownToken || call.signal.aborted) return;
-        void call.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
-      },
-    });
+    // On 2025-11-25 the gateway itself answers the mount's questions, with what its caller answers (push.ts, R-PUSH-1).
+    const pushing = !modern && (askClient || urlToCaller) && registered !== undefined;
+    const capabilities =
+      modern && (!isGated(server) || askClient) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : urlToCaller ? URL_TO_CALLER : pushing ? modesCapabilities(sessionModes(gw.session)) : NO_CAPABILITIES;
+    const ask = (retry: RetryParams | undefined) =>
+      callUpstream({
+        server,
+        method: "tools/call",
+        params: { name: tool, ...(params.arguments === undefined ? {} : { arguments: params.arguments }), ...retry },
+        meta,
+        capabilities,
+        headers,
+        signal: controller.signal,
+        fetcher: fetcherFor(gw, server),
+        onProgress: (progress) => {
+          if (callerToken === undefined || ownToken === undefined || call.notify === undefined || progress.progressToken !== ownToken || call.signal.aborted) return;
+          void call.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
+        },
+      });
+    let answer = await ask(modern ? gw.retry : undefined);
     drained = answer.drained === true;
     if (!answer.ok) {
       gw.log.outcome = answer.error.code.toLowerCase();
       throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+    }
+    // Each question the mount asks goes to the caller in turn, and the mount is called again with the answers and its
+    // own state, inside this call: its claim, hold and deadline hold for the retry as for any call (R-PUSH-3).
+    for (let round = 1; pushing && registered !== undefined && isInputRequiredResult(answer.result); ) {
+      const retry = await putToCaller(gw, server.slug, answer.result, { ref: registered, id: call.id, answers, signal: controller.signal, first: round, form: askClient });
+      round += retry.asked;
+      answer = await ask(retry.params);
+      drained = answer.drained === true;
+      if (!answer.ok) {
+        gw.log.outcome = answer.error.code.toLowerCase();
+        throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+      }
     }
     if (isInputRequiredResult(answer.result)) {
       // The mount's question goes back to the caller as the SDK encodes it, on the revision that has it (R-FWD-9).
       if (!modern) {
         gw.log.outcome = "question_unrelayable";
         throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnrelayable(server.slug));
+      }
+      // A gated mount asks its person over its approval channel; to the caller it may put a link alone (R-PUSH-5).
+      if (isGated(server) && !askClient && !onlyLinks(answer.result)) {
+        gw.log.outcome = "question_unaskable";
+        throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnaskable(server.slug, "a mount on an approval channel may put only a link to its caller"));
       }
       gw.log.outcome = "input_required";
       return answer.result;

@@ -43,6 +43,11 @@ export function hopCapabilities(meta: unknown): Readonly<Record<string, unknown>
   return form && url ? BOTH : url ? URL_ONLY : FORM;
 }
 
+/** The capabilities the gateway declares to the mount for the modes a 2025-11-25 caller declared at initialize (push.ts). */
+export function modesCapabilities(modes: { form: boolean; url: boolean }): Readonly<Record<string, unknown>> {
+  return modes.form && modes.url ? BOTH : modes.form ? FORM : modes.url ? URL_ONLY : NO_CAPABILITIES;
+}
+
 /** Why a 2025-era caller cannot be handed a mount's question: the words of RpcCode.QuestionUnrelayable. */
 export function describeUnrelayable(slug: string): string {
   return `server "${slug}" asked the caller a question (input_required), which only protocol revision 2026-07-28 can carry; this call came over a 2025-era revision, so it was not answered: call it again over 2026-07-28`;

@@ -3,7 +3,7 @@
 // once (apply). Every tool rides on the caller's approval channel, over the same fallback-elicitation protocol as
 // every bundle and through the kit: no usable channel, no tool (docs/rules.md R-FLOW-1). Results are JSON, in the
 // shapes bundles/approval-flow/README.md lists.
-import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { type CallToolResult, inputRequired, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { META_REVIEW_URL } from "../../contract/elicitation";
 import { slugNamespace } from "../../contract/slug";
@@ -264,10 +264,59 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /** The status the agent is told: an approval not applied by its expiry has run out, and is expired (docs/rules.md R-FLOW-12). */
 export const statusOf = (record: FlowRecord, now: number = Date.now()): FlowStatus => (record.status === "approved" && now >= record.expiresAt ? "expired" : record.status);
 
+/** The key of the review link's question in request_approval's input_required, and what its retry's state starts with. */
+export const REVIEW_QUESTION_KEY = "review";
+const REVIEW_STATE = "af1.";
+/** The words the host shows with the link: fixed, never the caller's purpose (a person reads the purpose on the page). */
+export const REVIEW_LINK_MESSAGE = "A person's approval is asked for: open the approval service's review page to decide.";
+
+/** The state a pushed review link's retry brings back: which request it was, and the link (as the service named it). */
+function reviewState(id: string, reviewUrl: string): string {
+  return `${REVIEW_STATE}${btoa(JSON.stringify({ id, reviewUrl })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
+}
+
+function readReviewState(state: string | undefined): { id: string; reviewUrl: string } | undefined {
+  if (state === undefined || !state.startsWith(REVIEW_STATE) || state.length > 4 * MAX_REVIEW_URL_CHARS) return undefined;
+  try {
+    const decoded = JSON.parse(atob(state.slice(REVIEW_STATE.length).replaceAll("-", "+").replaceAll("_", "/"))) as { id?: unknown; reviewUrl?: unknown };
+    if (typeof decoded.id !== "string" || !ID.test(decoded.id) || typeof decoded.reviewUrl !== "string") return undefined;
+    // Held to what a service-named link must be, so the retry can hand on nothing the first call would not have.
+    const reviewUrl = reviewUrlFrom({ [META_REVIEW_URL]: decoded.reviewUrl });
+    return reviewUrl === null ? undefined : { id: decoded.id, reviewUrl };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The retry of a request_approval whose review link was put to the host (docs/rules.md R-FLOW-13): the answer names the
+ * request this caller made on this session, so the result is that request's, and nothing new is asked or kept. The
+ * state is the caller's own to send, and can name only the caller's own request on its own session: anything else is
+ * not a retry, and the call asks afresh.
+ */
+async function reviewRetry(r: Ready): Promise<CallToolResult | undefined> {
+  const state = readReviewState(r.call.requestState);
+  if (state === undefined) return undefined;
+  const own = await ownRequest(r, state.id);
+  if (!own.ok) return undefined;
+  const answered = r.call.inputResponses?.[REVIEW_QUESTION_KEY];
+  const action = typeof answered === "object" && answered !== null ? (answered as { action?: unknown }).action : undefined;
+  return json({
+    elicitationId: own.record.id,
+    status: statusOf(own.record),
+    reviewUrl: state.reviewUrl,
+    expiresAt: new Date(own.record.expiresAt).toISOString(),
+    // The host was handed the link and answered it (accept, decline or cancel): the prompt was delivered.
+    elicitationDelivered: action === "accept" || action === "decline" || action === "cancel",
+  });
+}
+
 async function requestApproval(args: { purpose: string; payload?: unknown; ttlSeconds?: number }): Promise<CallToolResult> {
   const got = ready();
   if (!got.ok) return got.answer;
   const r = got.ready;
+  const retried = await reviewRetry(r);
+  if (retried !== undefined) return retried;
   const payload = checkPayload(args.payload);
   if (!payload.ok) return text(`Not done: ${payload.reason}. No one was asked.`);
   const now = Date.now();
@@ -338,11 +387,19 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   const decision = decisionTrail(r.scope);
   if (decision !== undefined) decision.card = flow.card ?? null;
   audit("asked", {}, r.scope);
-  // No URL-mode prompt reaches the host through the stateless gateway (ARCHITECTURE.md, "Approval Flow").
+  const reviewUrl = withReviewUrl ? reviewUrlFrom(created.meta) : null;
+  // A host that takes URL-mode elicitation is handed the review link as a question of its own, best effort: the call
+  // answers input_required, and the retry answers with this request (R-FLOW-13). Only where the slug hands the link on.
+  if (reviewUrl !== null && r.call.urlElicitation === true) {
+    r.call.question = inputRequired({
+      inputRequests: { [REVIEW_QUESTION_KEY]: inputRequired.elicitUrl({ message: REVIEW_LINK_MESSAGE, url: reviewUrl }) },
+      requestState: reviewState(id, reviewUrl),
+    }) as unknown as Record<string, unknown>;
+  }
   return json({
     elicitationId: id,
     status: "pending",
-    reviewUrl: withReviewUrl ? reviewUrlFrom(created.meta) : null,
+    reviewUrl,
     expiresAt: new Date(expiresAt).toISOString(),
     elicitationDelivered: false,
   });

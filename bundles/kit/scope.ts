@@ -1,6 +1,7 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
 // flight in one isolate never see each other's approval address (docs/rules.md R-CHAN-8).
 import { AsyncLocalStorage } from "node:async_hooks";
+import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
 import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type ClientChannel, type FallbackChannel } from "../../contract/channel";
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
@@ -61,6 +62,12 @@ export interface CallState {
    * there is no valid answer yet, and returned by the mount's server as the call's input_required result.
    */
   question?: Record<string, unknown>;
+  /**
+   * The gateway declared on the hop that the caller's client takes URL-mode elicitation (worker/mcp.ts: only to a gated
+   * mount on an approval channel, only when the caller declared it), so a question carrying nothing but a link may be
+   * put to it (Approval Flow's review page, docs/rules.md R-FLOW-13).
+   */
+  urlElicitation?: boolean;
 }
 
 /** What a tool's handler returned or threw. */
@@ -144,5 +151,15 @@ export function callStateFor(requestId: string | number, params: Record<string, 
     arguments: params.arguments,
     ...(typeof inputResponses === "object" && inputResponses !== null && !Array.isArray(inputResponses) ? { inputResponses: inputResponses as Record<string, unknown> } : {}),
     ...(typeof requestState === "string" ? { requestState } : {}),
+    ...(declaresUrlElicitation(meta) ? { urlElicitation: true } : {}),
   };
+}
+
+/** Whether the hop's envelope declares URL-mode elicitation for the caller (`elicitation: { url: {} }`). */
+function declaresUrlElicitation(meta: unknown): boolean {
+  if (typeof meta !== "object" || meta === null) return false;
+  const capabilities = (meta as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY];
+  if (typeof capabilities !== "object" || capabilities === null) return false;
+  const elicitation = (capabilities as Record<string, unknown>).elicitation;
+  return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).url !== undefined;
 }

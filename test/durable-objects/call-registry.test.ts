@@ -2,7 +2,7 @@
 // deploys it: a confirmed call's single claim, only with the call's own nonce and only while it is live, and
 // what cancel, end and the deadline do to it. The kit's unit tests use a stand-in for it; this is the real one.
 import { describe, expect, it } from "vitest";
-import { type CallRegistryNamespace, CLAIM_CONFIRM_MAX_MS, CLAIM_HOLD_MS, MAX_LIVE_CALLS } from "../../contract/call-registry";
+import { type CallRegistryNamespace, CLAIM_CONFIRM_MAX_MS, CLAIM_HOLD_MS, MAX_LIVE_CALLS, MAX_QUESTION_ROUNDS, questionTag } from "../../contract/call-registry";
 import type { CallRegistry } from "../../durable-objects/call-registry";
 import { watchCall } from "../../worker/calls";
 import { useCallRegistry } from "./helpers";
@@ -14,6 +14,7 @@ interface Registry {
   end: CallRegistry["end"];
   cancel: CallRegistry["cancel"];
   stats: CallRegistry["stats"];
+  answer: CallRegistry["answer"];
 }
 
 const namespace = useCallRegistry();
@@ -283,5 +284,65 @@ describe("claim-once on the real registry", () => {
     expect(await calls.claim("n:2", "nonce-b"), "R-CALL-6: only the nonce that registered the call can claim it").toBe(false);
     expect(await confirmedClaim(calls, "n:2", "nonce-a"), "R-GATE-4: the registered nonce claims a live call").toBe(true);
     await w.stop();
+  });
+});
+
+// A 2025-11-25 client's answer to a question the gateway pushed (docs/rules.md R-PUSH-2): the real watchCall follows the
+// record, so what it hands the call is exactly what the gateway isolate holding the call would get.
+describe("answers to a pushed question on the real registry", () => {
+  async function watched(deadline = Date.now() + 60_000) {
+    const { calls, scope } = await scoped();
+    const ns = await namespace();
+    const ref = { scope, key: "m:0123/n:7", nonce: `nonce-${crypto.randomUUID()}` };
+    const heard: [number, string][] = [];
+    const aborted: string[] = [];
+    const w = await watchCall(ns as unknown as CallRegistryNamespace, ref, deadline, { abort: (r) => aborted.push(r.error.code), answer: (round, payload) => heard.push([round, payload]) }, 60_000);
+    if (!w.ok) throw new Error("the call was not registered");
+    return { calls, ref, heard, aborted, stop: w.stop };
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 100));
+  const PAYLOAD = JSON.stringify({ result: { action: "accept", content: { confirm: true } } });
+
+  it("hands an answer with the call's own tag to the watching call, once a round", async () => {
+    const c = await watched();
+    expect(await c.calls.answer(c.ref.key, 1, await questionTag(c.ref.nonce, 1), PAYLOAD)).toBe(true);
+    expect(await c.calls.answer(c.ref.key, 1, await questionTag(c.ref.nonce, 1), PAYLOAD), "a round is answered once").toBe(false);
+    expect(await c.calls.answer(c.ref.key, 2, await questionTag(c.ref.nonce, 2), PAYLOAD)).toBe(true);
+    await settle();
+    expect(c.heard).toEqual([
+      [1, PAYLOAD],
+      [2, PAYLOAD],
+    ]);
+    c.stop();
+  });
+
+  it("refuses a tag one hex digit off, another call's tag, another round's tag, and rounds outside 1 to MAX_QUESTION_ROUNDS, handing nothing on", async () => {
+    const c = await watched();
+    const tag = await questionTag(c.ref.nonce, 1);
+    const flipped = `${tag.slice(0, 5)}${tag[5] === "0" ? "1" : "0"}${tag.slice(6)}`;
+    expect(await c.calls.answer(c.ref.key, 1, flipped, PAYLOAD)).toBe(false);
+    expect(await c.calls.answer(c.ref.key, 1, await questionTag("nonce-of-another-call", 1), PAYLOAD)).toBe(false);
+    expect(await c.calls.answer(c.ref.key, 1, await questionTag(c.ref.nonce, 2), PAYLOAD)).toBe(false);
+    expect(await c.calls.answer(c.ref.key, 0, await questionTag(c.ref.nonce, 0), PAYLOAD)).toBe(false);
+    const past = MAX_QUESTION_ROUNDS + 1;
+    expect(await c.calls.answer(c.ref.key, past, await questionTag(c.ref.nonce, past), PAYLOAD)).toBe(false);
+    expect(await c.calls.answer("m:0123/n:8", 1, tag, PAYLOAD), "another record key").toBe(false);
+    expect(await c.calls.answer(c.ref.key, 1, tag, `${PAYLOAD}\nlive`), "a payload that would make two watch lines").toBe(false);
+    await settle();
+    expect(c.heard).toEqual([]);
+    // The right answer still gets through afterwards: refusals spend nothing.
+    expect(await c.calls.answer(c.ref.key, 1, tag, PAYLOAD)).toBe(true);
+    c.stop();
+  });
+
+  it.each(["ended", "cancelled", "past its deadline"])("refuses an answer for a call that %s", async (how) => {
+    const c = await watched(how === "past its deadline" ? Date.now() + 300 : Date.now() + 60_000);
+    if (how === "ended") await c.calls.end(c.ref.key, c.ref.nonce);
+    if (how === "cancelled") await c.calls.cancel(c.ref.key);
+    if (how === "past its deadline") await new Promise((r) => setTimeout(r, 600));
+    expect(await c.calls.answer(c.ref.key, 1, await questionTag(c.ref.nonce, 1), PAYLOAD)).toBe(false);
+    await settle();
+    expect(c.heard).toEqual([]);
+    c.stop();
   });
 });
