@@ -1,8 +1,9 @@
 // Who is answering: a person Cloudflare Access signed in (their Cf-Access-Jwt-Assertion), or, on a
 // loopback host only, the explicit dev mode the page announces in a banner. A service token is a
 // machine: it may reach the protocol endpoints, never answer (docs/rules.md R-APPR-4, R-APPR-5).
+
+import { verifyAccessJwt } from "../contract/access-jwt";
 import { isLoopbackHost } from "../contract/url-policy";
-import { verifyAccessJwt } from "./access-jwt";
 import type { Settings } from "./settings";
 
 export type Person = { ok: true; identity: string; devMode: boolean } | { ok: false; status: 401 | 403 | 503; reason: string };

@@ -1,5 +1,6 @@
 // The approval service's configuration, read from its vars and secrets. Pure: the Worker and the Durable
 // Object read the same settings, and a misconfiguration names the variable, never its value.
+import type { AccessConfig } from "../contract/access-jwt";
 import type { SessionStore } from "./session-store";
 
 export interface ApprovalsEnv {
@@ -28,11 +29,7 @@ export interface ApprovalsEnv {
   DEV_ALARM_DELAY_MS?: string;
 }
 
-export interface AccessConfig {
-  teamDomain: string;
-  audience: string;
-  certsUrl: string;
-}
+export type { AccessConfig } from "../contract/access-jwt";
 
 export interface Settings {
   secret: string;

@@ -62,7 +62,9 @@ export const ChannelSchema = z.union([
   // The question goes to the client itself (docs/rules.md R-CHAN-15): a caller the roster declares human-backed
   // (`asks: client`), on a slug with `clientQuestions: true`, over 2026-07-28 with form elicitation declared and no
   // X-Elicitation-Url. The bundle answers input_required with a sealed requestState; the caller is what the seal binds.
-  z.strictObject({ slug: z.string(), ask: z.literal("client"), ttlMs: z.number().int().positive(), call: CallRefSchema, caller: z.string().regex(CALLER_ID) }),
+  // `fallback` as the slug declares it: under its bundle's ELICITATION=false the dialog is off here too, and the call
+  // takes the two-call token where the slug allows it (R-PAD-7), or is refused.
+  z.strictObject({ slug: z.string(), ask: z.literal("client"), ttlMs: z.number().int().positive(), call: CallRefSchema, caller: z.string().regex(CALLER_ID), fallback: FallbackSchema.optional() }),
 ]);
 export type Channel = z.infer<typeof ChannelSchema>;
 export type AskChannel = Extract<Channel, { url: string }>;

@@ -1,6 +1,7 @@
 // `npm run roster -- <gateway-url> list|add <file>|set <slug> <file>|replace <slug> <file>|remove <slug>|diff|history`:
 // runtime roster writes through the gateway's /admin/roster (docs/rules.md R-RT-1..R-RT-5). The admin token is read
-// from STRAD_ADMIN_TOKEN, never from the command line, so it does not land in shell history; the gateway is reached
+// from STRAD_ADMIN_TOKEN (or, without one, an operator's Cloudflare Access token from STRAD_ACCESS_TOKEN), never from
+// the command line, so it does not land in shell history; the gateway is reached
 // over https, or plain http on a loopback host only (the token must not cross a network in the clear).
 // <file> holds one server entry (or, for set, the keys to change) as YAML or JSON; "-" reads standard input.
 import { readFileSync } from "node:fs";
@@ -10,7 +11,13 @@ import { isSecureOrLoopback } from "../contract/url-policy";
 import { OVERLAY_TTL_MS } from "../worker/overlay";
 
 export const TOKEN_VARIABLE = "STRAD_ADMIN_TOKEN";
-const USAGE = `usage: ${TOKEN_VARIABLE}=<admin token> npm run roster -- <gateway-url> list | add <file> | set <slug> <file> | replace <slug> <file> | remove <slug> | diff | history\n`;
+/**
+ * A person's Cloudflare Access application token (e.g. `cloudflared access token -app=https://<gateway>/admin/roster`),
+ * sent as Cf-Access-Jwt-Assertion when STRAD_ADMIN_TOKEN is unset; the gateway takes it only from an email its
+ * roster's gateway.operatorAccess lists.
+ */
+export const ACCESS_TOKEN_VARIABLE = "STRAD_ACCESS_TOKEN";
+const USAGE = `usage: ${TOKEN_VARIABLE}=<admin token> (or ${ACCESS_TOKEN_VARIABLE}=<an operator's Access token>) npm run roster -- <gateway-url> list | add <file> | set <slug> <file> | replace <slug> <file> | remove <slug> | diff | history\n`;
 
 export interface Listed {
   slug: string;
@@ -43,13 +50,21 @@ export async function adminRequest(gateway: string, path: string, env: Record<st
   }
   if (!isSecureOrLoopback(base)) return { ok: false, message: `${base.origin}: the admin token goes over https only (plain http on a loopback host)` };
   const token = env[TOKEN_VARIABLE];
-  if (token === undefined || token === "") return { ok: false, message: `set ${TOKEN_VARIABLE} to an admin caller's token (it is never read from the command line)` };
+  const assertion = env[ACCESS_TOKEN_VARIABLE];
+  const bearer = token !== undefined && token !== "";
+  if (!bearer && (assertion === undefined || assertion === "")) {
+    return {
+      ok: false,
+      message: `set ${TOKEN_VARIABLE} to an admin caller's token, or ${ACCESS_TOKEN_VARIABLE} to an operator's Cloudflare Access token (neither is ever read from the command line)`,
+    };
+  }
+  const credential: Record<string, string> = bearer ? { authorization: `Bearer ${token}` } : { "cf-access-jwt-assertion": assertion as string };
   const url = new URL(`/admin/roster${path}`, base);
   let response: Response;
   try {
     response = await fetch(url, {
       method: init.method ?? "GET",
-      headers: { authorization: `Bearer ${token}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: { ...credential, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       redirect: "manual",
     });

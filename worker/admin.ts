@@ -1,11 +1,13 @@
 // The operator API for runtime roster writes, /admin/roster (docs/rules.md R-RT-1..R-RT-5): an `admin` caller's bearer
-// token only (worker/auth.ts), every write checked against the base as check-config checks it (worker/overlay.ts),
+// token (worker/auth.ts), or a person Cloudflare Access signed in whose email gateway.operatorAccess lists (verified
+// as the approval service verifies its people, contract/access-jwt.ts), every write checked against the base as check-config checks it (worker/overlay.ts),
 // stored in the RosterOverlay Durable Object, and logged as one audit line naming no value.
 import { Hono } from "hono";
+import { type AccessConfig, verifyAccessJwt } from "../contract/access-jwt";
 import { dropUnauthenticatedBody, readCountedText } from "../contract/body";
 import { OVERLAY_OBJECT, type RosterOverlayApi, type RosterOverlayNamespace } from "../contract/roster-overlay";
-import { type Caller, CallerTable } from "./auth";
-import { applyOverlay, checkEntry, describeRefusal, digest, EMPTY_OVERLAY, type Overlay, type OverlayRefusal, parseOverlay, replacementAsChange } from "./overlay";
+import { CallerTable } from "./auth";
+import { applyOverlay, checkEntry, describeRefusal, digest, EMPTY_OVERLAY, OVERLAY_READ_TIMEOUT_MS, type Overlay, type OverlayRefusal, parseOverlay, readWithin, replacementAsChange } from "./overlay";
 import type { Roster, ServerEntry } from "./roster";
 
 /** A write's body: one server entry is a few hundred bytes; this is far past any real one. */
@@ -18,6 +20,20 @@ type Op = "add" | "set" | "patch" | "remove" | "reset";
 export function overlayStore(env: Env): RosterOverlayApi | undefined {
   const ns = env.ROSTER_OVERLAY as RosterOverlayNamespace | undefined;
   return ns === undefined ? undefined : (ns.get(ns.idFromName(OVERLAY_OBJECT)) as unknown as RosterOverlayApi);
+}
+
+/** Who is writing, as the audit line names them: an admin caller's id, or the email of an operator Access signed in. */
+export interface Operator {
+  who: string;
+  via: "bearer" | "access";
+}
+type Vars = { Bindings: Env; Variables: { operator: Operator } };
+
+/** The Access application /admin/roster trusts, from the roster; undefined when it declares none (bearer only). */
+export function operatorAccessConfig(base: Roster): (AccessConfig & { operators: readonly string[] }) | undefined {
+  const access = base.gateway.operatorAccess;
+  if (access === undefined) return undefined;
+  return { teamDomain: access.teamDomain, audience: access.audience, certsUrl: access.certsUrl ?? `${access.teamDomain}/cdn-cgi/access/certs`, operators: access.operators };
 }
 
 const refused = (status: 401 | 403 | 404 | 409 | 413 | 400 | 422 | 503, code: string, error: string, extra: Record<string, unknown> = {}) =>
@@ -46,27 +62,55 @@ function withoutValues(entry: Record<string, unknown>): Record<string, unknown> 
   return out;
 }
 
-export function adminRoutes(base: Roster): Hono<{ Bindings: Env; Variables: { caller: Caller } }> {
+export function adminRoutes(base: Roster): Hono<Vars> {
   let callers: CallerTable | undefined;
-  const app = new Hono<{ Bindings: Env; Variables: { caller: Caller } }>();
+  const access = operatorAccessConfig(base);
+  const app = new Hono<Vars>();
 
-  // Only an admin caller's token reaches anything below (R-RT-1); anyone else learns nothing and writes nothing.
+  /** An operator, or the refusal: an admin caller's bearer token, or (when the roster declares one) a listed person's Access sign-in. */
+  const identify = async (request: Request, env: Env): Promise<Operator | Response> => {
+    const authorization = request.headers.get("authorization");
+    const assertion = request.headers.get("cf-access-jwt-assertion");
+    // A bearer token decides when there is one; Access's assertion only when there is none (Access may sit in front
+    // of a CLI holding the admin token, and then puts its own assertion on the same request).
+    if (authorization === null && assertion !== null && assertion !== "" && access !== undefined) {
+      const result = await verifyAccessJwt(assertion, access);
+      // The reason is jose's class of failure (expired, wrong_audience, ...), never the token or a claim.
+      if (!result.ok) return refused(401, "ACCESS_REFUSED", `the Cloudflare Access sign-in was not accepted (${result.error})`);
+      if (result.claims.type === "service") return refused(403, "NOT_OPERATOR", "an Access service token is not an operator: a person must sign in");
+      const email = result.claims.email.toLowerCase();
+      if (!access.operators.includes(email)) return refused(403, "NOT_OPERATOR", "this person is not one of gateway.operatorAccess.operators");
+      return { who: email, via: "access" };
+    }
+    callers ??= CallerTable.build(base, env).table;
+    const caller = callers.authenticate(authorization);
+    if (caller === undefined) return refused(401, "UNAUTHENTICATED", "missing or unknown bearer token");
+    if (!caller.isAdmin) return refused(403, "NOT_OPERATOR", "the roster is changed by an admin caller only");
+    return { who: caller.id, via: "bearer" };
+  };
+
+  // Only an operator reaches anything below (R-RT-1); anyone else learns nothing and writes nothing.
   app.use("*", async (c, next) => {
-    callers ??= CallerTable.build(base, c.env).table;
-    const caller = callers.authenticate(c.req.header("authorization") ?? null);
-    if (caller === undefined || !caller.isAdmin) {
+    const operator = await identify(c.req.raw, c.env);
+    if (operator instanceof Response) {
       // A refused body is dropped as /mcp drops a stranger's, so the connection can carry the next request (R-BODY-8).
       const drained = await dropUnauthenticatedBody(c.req.raw);
-      const response = caller === undefined ? refused(401, "UNAUTHENTICATED", "missing or unknown bearer token") : refused(403, "NOT_OPERATOR", "the roster is changed by an admin caller only");
-      if (!drained) response.headers.set("connection", "close");
-      return response;
+      if (!drained) operator.headers.set("connection", "close");
+      return operator;
     }
-    c.set("caller", caller);
+    c.set("operator", operator);
     await next();
   });
 
+  app.onError((error, c) => {
+    // The one failure below that is not a refusal: the object did not answer in time, or threw.
+    console.error(JSON.stringify({ event: "roster_admin_error", reason: error instanceof Error && error.message === "timed out" ? "the overlay read timed out" : "the overlay store failed" }));
+    return c.json({ error: "the roster overlay could not be read or written; retry", code: "OVERLAY_UNAVAILABLE" }, 503);
+  });
+
+  // Bounded as the gateway's own reads are (R-RT-6): a hung object answers the operator 503, never hangs.
   const load = async (store: RosterOverlayApi) => {
-    const read = await store.read();
+    const read = await readWithin(store, OVERLAY_READ_TIMEOUT_MS);
     return { version: read.version, parsed: parseOverlay(read.text) };
   };
 
@@ -94,7 +138,7 @@ export function adminRoutes(base: Roster): Hono<{ Bindings: Env; Variables: { ca
     return c.json({ history: await store.history(Number.isFinite(limit) ? limit : 100) });
   });
 
-  const write = async (c: { env: Env; get(k: "caller"): Caller; req: { raw: Request } }, op: Op, slug: string | undefined) => {
+  const write = async (c: { env: Env; get(k: "operator"): Operator; req: { raw: Request } }, op: Op, slug: string | undefined) => {
     const store = overlayStore(c.env);
     if (store === undefined) return refused(503, "NO_OVERLAY_STORE", "the gateway has no ROSTER_OVERLAY binding");
     let body: Record<string, unknown> = {};
@@ -117,7 +161,7 @@ export function adminRoutes(base: Roster): Hono<{ Bindings: Env; Variables: { ca
     const merged = applyOverlay(base, next);
     if (!merged.ok) return refusalResponse(merged.refusal);
     const target = op === "reset" ? "*" : (slug ?? String(body.slug));
-    const entry = { who: c.get("caller").id, op, slug: target, before: parsed.ok ? await digest(before) : "unreadable", after: await digest(next) };
+    const entry = { who: c.get("operator").who, op, slug: target, before: parsed.ok ? await digest(before) : "unreadable", after: await digest(next) };
     const written = await store.write(version, JSON.stringify(next), entry);
     if (!written.ok) return refused(409, "CONFLICT", `the overlay changed meanwhile (now version ${written.version}); read it and retry`);
     // The audit line (R-RT-5): who, what, the digests; never a token, a header or any other value.

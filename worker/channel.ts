@@ -51,7 +51,9 @@ export function buildChannel(args: {
   // The question goes to the client only when the operator declared both ends (the caller has a person at its client,
   // the slug allows it), the call names no approval service and its client can show a form (docs/rules.md R-CHAN-15).
   // A caller alone never chooses it: anything else is exactly as before.
-  if (caller.asks === "client" && server.clientQuestions && args.headerValue === null && args.clientForm === true) return { slug, ask: "client", ttlMs, call, caller: who };
+  // It carries the slug's `fallback`, so a bundle running with ELICITATION=false takes the token here too (R-PAD-7).
+  if (caller.asks === "client" && server.clientQuestions && args.headerValue === null && args.clientForm === true)
+    return { slug, ask: "client", ttlMs, call, caller: who, ...(token ? { fallback: "token" as const } : {}) };
   const checked = checkElicitationUrl(args.headerValue, roster.gateway.elicitation.allowedUrlPrefixes);
   if (!checked.ok) {
     if (token && checked.error.code === "ELICITATION_URL_MISSING") return { slug, fallback: "token", reason: NO_ADDRESS_REASON, ttlMs, call, caller: who };

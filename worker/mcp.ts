@@ -11,7 +11,7 @@ import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
 import { buildChannel, isGated } from "./channel";
 import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, sessionModes } from "./push";
 import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
-import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
+import { describeUnselected, type Roster, resolveHeaderMap, type ServerEntry, toolAllowed } from "./roster";
 import { describeSelection, describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
 
@@ -155,7 +155,7 @@ async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tool
         if (!answer.ok) throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
         const listed = Array.isArray(answer.result.tools) ? (answer.result.tools as Record<string, unknown>[]) : [];
         for (const tool of listed) {
-          if (typeof tool.name === "string") tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
+          if (typeof tool.name === "string" && toolAllowed(server, tool.name)) tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
         }
         cursor = typeof answer.result.nextCursor === "string" ? answer.result.nextCursor : undefined;
         if (cursor === undefined) break;
@@ -304,6 +304,10 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   if (route === undefined) {
     gw.log.outcome = "unknown_tool";
     throw new ProtocolError(RpcCode.InvalidParams, describeUnroutable(gw.selection, params.name));
+  }
+  if (!toolAllowed(route.server, route.tool)) {
+    gw.log.outcome = "tool_not_selected";
+    throw new ProtocolError(RpcCode.InvalidParams, describeUnselected(route.server.slug, route.tool));
   }
   const { server, tool } = route;
   const controller = new AbortController();

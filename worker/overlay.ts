@@ -14,9 +14,9 @@ export const OVERLAY_TTL_MS = 5_000;
 /** Keys only the checked-in roster sets, on any entry: together they decide where a stored credential is sent (R-RT-3). */
 export const GUARD_KEYS = ["confirmations", "confirmationHeaders", "skipConfirmations", "approvalUrlPrefixes", "fallback", "clientQuestions"] as const;
 /** What a runtime write may change on a checked-in entry (R-RT-4); every other key of it is frozen, present and future. */
-export const CHANGEABLE_KEYS = ["entitlements", "timeoutMs", "maxRequestBytes"] as const;
+export const CHANGEABLE_KEYS = ["entitlements", "timeoutMs", "maxRequestBytes", "tools"] as const;
 /** What a runtime entry of its own may name (R-RT-3): a mount, who sees it and its limits, and literal headers. */
-export const NEW_ENTRY_KEYS = ["slug", "kind", "bundle", "path", "url", "entitlements", "timeoutMs", "maxRequestBytes", "headers"] as const;
+export const NEW_ENTRY_KEYS = ["slug", "kind", "bundle", "path", "url", "entitlements", "timeoutMs", "maxRequestBytes", "tools", "headers"] as const;
 
 /** The overlay as stored: entries of its own (`add`) and changes to checked-in entries (`change`, by slug). */
 export interface Overlay {
@@ -30,6 +30,7 @@ export type OverlayRefusal =
   | { code: "FROZEN_KEY"; slug: string; key: string }
   | { code: "KEY_NOT_RUNTIME"; slug: string; key: string }
   | { code: "SECRET_REF"; slug: string; key: string }
+  | { code: "WIDENS_TOOLS"; slug: string; key: string; tool: string | undefined }
   | { code: "SHADOWS_GUARD"; slug: string; other: string }
   | { code: "UNKNOWN_BUNDLE"; slug: string; bundle: string }
   | { code: "BAD_ENTRY"; slug: string }
@@ -47,6 +48,10 @@ export function describeRefusal(r: OverlayRefusal): string {
       return `servers "${r.slug}": "${r.key}" cannot be set by a runtime write; a runtime entry may name ${NEW_ENTRY_KEYS.join(", ")}`;
     case "SECRET_REF":
       return `servers "${r.slug}": "${r.key}" references a secret ("\${...}"); a runtime entry never sends a stored secret, so its header values are literal`;
+    case "WIDENS_TOOLS":
+      return r.tool === undefined
+        ? `servers "${r.slug}": "tools" of a checked-in entry that selects tools may be narrowed at runtime, never removed (that would serve every tool)`
+        : `servers "${r.slug}": "tools" may only narrow the checked-in selection; "${r.tool.slice(0, 128)}" is not one of its tools`;
     case "SHADOWS_GUARD":
       return `servers "${r.slug}": shares its bundle and path with checked-in "${r.other}", which is guarded; a runtime mount may not stand beside a guarded one`;
     case "UNKNOWN_BUNDLE":
@@ -92,7 +97,15 @@ export function checkEntry(entry: Record<string, unknown>, base: Roster, kind: "
   if (guard !== undefined) return { code: "GUARD_KEY", slug, key: guard };
   if (kind === "change") {
     const frozen = keys.find((k) => k !== "slug" && !has(CHANGEABLE_KEYS, k));
-    return frozen === undefined ? undefined : { code: "FROZEN_KEY", slug, key: frozen };
+    if (frozen !== undefined) return { code: "FROZEN_KEY", slug, key: frozen };
+    // A runtime tool selection only narrows a checked-in one: a tool it does not serve never becomes served.
+    const selected = base.servers.find((s) => s.slug === slug)?.tools;
+    if ("tools" in entry && selected !== undefined) {
+      if (!Array.isArray(entry.tools)) return { code: "WIDENS_TOOLS", slug, key: "tools", tool: undefined };
+      const wider = entry.tools.find((t) => !selected.includes(t as string));
+      if (wider !== undefined) return { code: "WIDENS_TOOLS", slug, key: "tools", tool: String(wider) };
+    }
+    return undefined;
   }
   const other = keys.find((k) => !has(NEW_ENTRY_KEYS, k));
   if (other !== undefined) return { code: "KEY_NOT_RUNTIME", slug, key: other };
@@ -185,35 +198,70 @@ export interface EffectiveView {
 }
 
 /**
- * An isolate's view of the effective roster, read at most once per `ttlMs` (R-RT-2). A bad overlay, or a store that
- * cannot be read, serves the base and logs one line per bad version, naming the rule and never a value (R-RT-6).
+ * How long a read of the RosterOverlay object may take (R-RT-6): past it the read counts as failed, so a hung object
+ * never hangs /mcp. A healthy read is one Durable Object round trip, milliseconds; this is far past one.
  */
-export function overlayReader(base: Roster, store: (env: Record<string, unknown>) => OverlayStore | undefined, ttlMs = OVERLAY_TTL_MS, now = () => Date.now()) {
+export const OVERLAY_READ_TIMEOUT_MS = 2_000;
+
+/** The object's answer, or a rejection once `ms` have passed without one. */
+export function readWithin(s: OverlayStore, ms: number): Promise<{ version: number; text: string | null }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("timed out")), ms);
+  });
+  return Promise.race([Promise.resolve().then(() => s.read()), timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * An isolate's view of the effective roster, read at most once per `ttlMs` (R-RT-2), each read bounded by
+ * `readTimeoutMs`. A bad overlay serves the base (R-RT-6). A read that fails or times out keeps the last good view
+ * this isolate had (fail closed: a runtime narrowing of entitlements is not undone by an outage), the base only when
+ * it never had one. Each is logged once until a read succeeds, naming the rule and never a value.
+ */
+export function overlayReader(
+  base: Roster,
+  store: (env: Record<string, unknown>) => OverlayStore | undefined,
+  ttlMs = OVERLAY_TTL_MS,
+  now = () => Date.now(),
+  readTimeoutMs = OVERLAY_READ_TIMEOUT_MS,
+) {
   const baseView: EffectiveView = { roster: base, runtime: new Map(), version: 0 };
   let cached: { at: number; view: EffectiveView } | undefined;
   let pending: Promise<EffectiveView> | undefined;
   let lastBad: string | undefined;
+  /** The last overlay this isolate read and could serve; what an unreadable object leaves it serving. */
+  let lastGood: EffectiveView | undefined;
+
+  const say = (key: string, line: Record<string, unknown>) => {
+    if (key !== lastBad) console.error(JSON.stringify({ event: "roster_overlay_fallback", ...line }));
+    lastBad = key;
+  };
 
   const fallback = (version: number, reason: string): EffectiveView => {
-    const key = `${version}:${reason}`;
-    if (key !== lastBad) console.error(JSON.stringify({ event: "roster_overlay_fallback", version, reason, serving: "base roster" }));
-    lastBad = key;
+    say(`${version}:${reason}`, { version, reason, serving: "base roster" });
     return { ...baseView, version };
+  };
+
+  const unreadable = (reason: string): EffectiveView => {
+    if (lastGood === undefined) return fallback(-1, reason);
+    say(`unreadable:${reason}`, { version: lastGood.version, reason, serving: `last good overlay (version ${lastGood.version})` });
+    return lastGood;
   };
 
   const load = async (s: OverlayStore): Promise<EffectiveView> => {
     let read: { version: number; text: string | null };
     try {
-      read = await s.read();
-    } catch {
-      return fallback(-1, "the overlay could not be read");
+      read = await readWithin(s, readTimeoutMs);
+    } catch (error) {
+      return unreadable(error instanceof Error && error.message === "timed out" ? `the overlay read took longer than ${readTimeoutMs} ms` : "the overlay could not be read");
     }
     const parsed = parseOverlay(read.text);
     if (!parsed.ok) return fallback(read.version, describeRefusal(parsed.refusal));
     const effective = applyOverlay(base, parsed.overlay);
     if (!effective.ok) return fallback(read.version, effective.refusal.code === "SCHEMA" ? "the merged roster fails the schema" : effective.refusal.code);
     lastBad = undefined;
-    return { roster: effective.roster, runtime: effective.runtime, version: read.version };
+    lastGood = { roster: effective.roster, runtime: effective.runtime, version: read.version };
+    return lastGood;
   };
 
   return (env: Record<string, unknown>): Promise<EffectiveView> => {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, MIN_MAX_REQUEST_BYTES } from "../contract/body";
 import { isReservedChannelHeader, RESERVED_CHANNEL_HEADERS } from "../contract/elicitation";
 import { MAX_SLUG_CHARS, slugNamespace } from "../contract/slug";
-import { checkPrefix } from "../contract/url-policy";
+import { checkPrefix, isSecureOrLoopback } from "../contract/url-policy";
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -65,6 +65,14 @@ export const ServerSchema = z
       .describe(
         `The largest tools/call body, in bytes, the gateway takes for this slug (413 past it); every other request is held to ${DEFAULT_MAX_REQUEST_BYTES}. At most ${MAX_REQUEST_BYTES_CEILING}: an isolate's 128 MB of memory is what binds, not Cloudflare's request body limit. Raise it for inline file uploads (Gmail's content_base64); larger files go by URL.`,
       ),
+    tools: z
+      .array(z.string().min(1).max(128))
+      .min(1)
+      .refine((list) => new Set(list).size === list.length, "lists a tool twice")
+      .optional()
+      .describe(
+        "The tools this slug serves, by the server's own names: tools/list leaves every other out, and a tools/call of another is refused naming the slug and the tool. Absent: every tool the server lists. A runtime write (/admin/roster) may narrow it (to some of these, or to any list when absent), never widen or remove it.",
+      ),
     headers: headerMap.default({}).describe('Headers added to every upstream request; values may reference secrets as "${VAR}".'),
     confirmations: z.boolean().default(false).describe("Forward the caller's approval channel to this slug's guarded tools."),
     skipConfirmations: z.boolean().default(false).describe("The mailbox is the agent's own: guarded tools act without asking."),
@@ -100,6 +108,39 @@ export const ServerSchema = z
   })
   .describe("One upstream MCP server mounted by the gateway.");
 
+const secureOrLoopbackUrl = (u: string): boolean => {
+  try {
+    return isSecureOrLoopback(new URL(u));
+  } catch {
+    return false;
+  }
+};
+
+/** The Access team domain, as the approval service takes ACCESS_TEAM_DOMAIN. */
+export const ACCESS_TEAM_DOMAIN = /^https:\/\/[a-z0-9-]+\.cloudflareaccess\.com$/;
+
+export const OperatorAccessSchema = z
+  .strictObject({
+    teamDomain: z.string().regex(ACCESS_TEAM_DOMAIN, "must look like https://<team>.cloudflareaccess.com").describe("The Access team domain: the issuer of the application token."),
+    audience: z.string().min(1).describe("The audience (AUD) tag of the Access application in front of the gateway's /admin/roster."),
+    certsUrl: z
+      .string()
+      .url()
+      .refine(secureOrLoopbackUrl, "must be https (http on a loopback host only, for a local key set)")
+      .optional()
+      .describe("Where the team's signing keys are; absent: <teamDomain>/cdn-cgi/access/certs."),
+    operators: z
+      .array(
+        z
+          .string()
+          .regex(/^[^\s@]+@[^\s@]+$/, "must be an email address")
+          .transform((e) => e.toLowerCase()),
+      )
+      .min(1)
+      .describe("Emails of the people who may read and write the roster; anyone else Access signs in is refused. A service token is never an operator."),
+  })
+  .describe("Cloudflare Access sign-in for /admin/roster operators.");
+
 const RosterBase = z
   .strictObject({
     gateway: z
@@ -123,6 +164,9 @@ const RosterBase = z
           .describe(
             "Hostnames a request's Origin header may name (any port), as the MCP SDK's Origin check takes them. A request carrying any other Origin is refused 403. Empty (the default): every request with an Origin is refused; requests without one (server-side MCP clients send none) pass.",
           ),
+        operatorAccess: OperatorAccessSchema.optional().describe(
+          "People who may change the roster at runtime through /admin/roster by signing in with Cloudflare Access (its Cf-Access-Jwt-Assertion, verified as the approval service verifies its people), besides an admin caller's bearer token. Absent: only the admin bearer reaches /admin/roster.",
+        ),
       })
       .prefault({})
       .describe("Gateway-wide settings."),
@@ -310,6 +354,16 @@ function checkOneSecretOneOrigin(roster: z.output<typeof RosterBase>, issue: (pa
       break;
     }
   }
+}
+
+/** Whether a slug's tool selection serves `tool` (the server's own name): every tool when it names none. */
+export function toolAllowed(server: Pick<ServerEntry, "tools">, tool: string): boolean {
+  return server.tools === undefined || server.tools.includes(tool);
+}
+
+/** Why a tools/call of a tool the slug's selection leaves out is refused: the slug and the tool, never more. */
+export function describeUnselected(slug: string, tool: string): string {
+  return `tool "${tool.slice(0, 128)}" is not served on "${slug}": the roster's tool selection for "${slug}" leaves it out (tools/list shows the tools it serves)`;
 }
 
 export interface RosterError {

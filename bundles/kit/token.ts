@@ -53,7 +53,8 @@ export function tokenRoute(): TokenRoute | undefined {
   const channel = scope.call?.channel;
   if (channel === undefined) return undefined;
   if (channel.kind === "fallback") return { kind: "token", slug: channel.channel.slug, why: channel.channel.reason, ref: channel.channel.call };
-  if (sw.asks || channel.kind !== "ask") return undefined;
+  // The switch turns the dialog off wherever it would be shown: at the approval service, or at the caller's own client.
+  if (sw.asks || (channel.kind !== "ask" && channel.kind !== "client")) return undefined;
   const { slug, call, fallback } = channel.channel;
   if (fallback === "token" && call !== undefined) return { kind: "token", slug, why: SWITCH_OFF_WHY, ref: call };
   return {

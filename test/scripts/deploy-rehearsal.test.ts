@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
 import { GATEWAY_PROPS } from "../../bundles/kit/gateway-only";
-import { planDeploy, type Secret } from "../../scripts/deploy-check";
+import { type DeployWorker, planDeploy, type Secret } from "../../scripts/deploy-check";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "../../scripts/workers.mjs";
 import type { Binding } from "../fakes/cloudflare-api/account";
@@ -34,6 +34,8 @@ interface WorkerConfig {
   compatibility_date?: string;
   compatibility_flags?: string[];
   services?: { binding: string; service: string; props?: unknown }[];
+  vars?: Record<string, unknown>;
+  durable_objects?: { bindings?: { name: string; class_name: string; script_name?: string }[] };
   migrations: ({ tag: string } & Record<string, unknown>)[];
   workers_dev?: boolean;
   preview_urls?: boolean;
@@ -79,6 +81,8 @@ describe("a deploy rehearsed against a local stand-in for the Cloudflare API", (
   };
   let workers: { name: string; config: string; role: "gateway" | "bundle" | "approvals" }[];
   let secrets: Secret[];
+  /** Each Worker as the deploy sees it: its top-level [vars] with the roster's env rendered for it (`--var`). */
+  let planned: DeployWorker[];
   const seeded = new Map<string, string>();
 
   const run = (cmd: string, args: string[], timeout: number, input?: string, options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> =>
@@ -143,7 +147,9 @@ describe("a deploy rehearsed against a local stand-in for the Cloudflare API", (
       root,
       workers.map((w) => w.config),
     );
-    secrets = planDeploy(root).secrets;
+    const plan = planDeploy(root);
+    secrets = plan.secrets;
+    planned = plan.workers;
     for (const s of secrets) seeded.set(`${s.config}\u0000${s.name}`, `rehearsal-${s.name.toLowerCase()}-${crypto.randomUUID()}`);
     const value = (s: Secret) => seeded.get(`${s.config}\u0000${s.name}`) as string;
     const approvals = byRole("approvals")[0] as (typeof workers)[number];
@@ -215,6 +221,46 @@ describe("a deploy rehearsed against a local stand-in for the Cloudflare API", (
       expect(next).toMatchObject({ status: 200, body: { strategy: "percentage", versions: [{ percentage: 100 }] } });
     }
     for (const w of workers) expect(api.account.script(w.name).deployed).toBe(api.account.script(w.name).versions.at(-1)?.id);
+  });
+
+  it("every upload's bindings are its wrangler.toml's, binding for binding: Durable Objects, services (none in the gateway's bootstrap) and vars", () => {
+    const sorted = (list: Binding[]) => [...list].sort((a, b) => `${a.type} ${a.name}`.localeCompare(`${b.type} ${b.name}`));
+    /** What the Worker's config (as wrangler reads it) and the deploy's --var say its upload binds. */
+    const expected = (w: (typeof workers)[number], bootstrap: boolean): Binding[] => {
+      const c = config(w);
+      const objects = (c.durable_objects?.bindings ?? []).map((b) => ({
+        name: b.name,
+        type: "durable_object_namespace",
+        class_name: b.class_name,
+        ...(b.script_name !== undefined && { script_name: b.script_name }),
+      }));
+      const services = bootstrap ? [] : (c.services ?? []).map((s) => ({ name: s.binding, type: "service", service: s.service, ...(s.props !== undefined && { props: s.props }) }));
+      const vars = Object.entries(planned.find((p) => p.name === w.name)?.vars ?? {}).map(([name, text]) => ({ name, type: "plain_text", text }));
+      return sorted([...objects, ...services, ...vars] as Binding[]);
+    };
+    const all = [...uploads("first"), ...uploads("second")];
+    expect(all).toHaveLength(2 * workers.length + 1);
+    for (const u of all) {
+      const w = workers.find((x) => x.name === u.script) as (typeof workers)[number];
+      const bootstrap = u === uploads("first")[0];
+      expect({ script: u.script, bootstrap, bindings: sorted(u.upload?.metadata.bindings ?? []) }).toEqual({ script: u.script, bootstrap, bindings: expected(w, bootstrap) });
+    }
+    // Named, so a config that lost one fails here and not only against itself.
+    for (const u of all.filter((x) => x.script === gateway().name)) {
+      const objects = (u.upload?.metadata.bindings ?? []).filter((b: Binding) => b.type === "durable_object_namespace");
+      expect(sorted(objects)).toEqual([
+        { name: "CALLS", type: "durable_object_namespace", class_name: "CallRegistry" },
+        { name: "ROSTER_OVERLAY", type: "durable_object_namespace", class_name: "RosterOverlay" },
+      ]);
+    }
+    const approvals = byRole("approvals")[0] as (typeof workers)[number];
+    for (const u of all.filter((x) => x.script === approvals.name)) {
+      const bindings = u.upload?.metadata.bindings ?? [];
+      expect(bindings).toContainEqual({ name: "SESSIONS", type: "durable_object_namespace", class_name: "SessionStore" });
+      const vars = bindings.filter((b: Binding) => b.type === "plain_text").map((b: Binding) => b.name);
+      expect(vars.sort()).toEqual(Object.keys(config(approvals).vars ?? {}).sort());
+      expect(vars).toEqual(expect.arrayContaining(["ACCESS_TEAM_DOMAIN", "ACCESS_AUD", "RETENTION_SECONDS"]));
+    }
   });
 
   it("every upload of every bundle binds the gateway's CallRegistry as CALLS by script name strad-gateway", () => {

@@ -3,11 +3,13 @@
 // command's effect and output, a refusal's message, and one run as the child process npm starts.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { run, TOKEN_VARIABLE } from "../../scripts/roster";
+import { ACCESS_TOKEN_VARIABLE, run, TOKEN_VARIABLE } from "../../scripts/roster";
 import { httpGateway, MemoryOverlay, overlayBinding } from "../worker/helpers/overlay";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -108,5 +110,31 @@ describe("npm run roster", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("overlay version");
     expect(result.stdout).toContain("guarded (bundle ECHO/echo-confirmed)");
+  });
+});
+
+describe("npm run roster with an operator's Cloudflare Access token", () => {
+  it("sends STRAD_ACCESS_TOKEN as Cf-Access-Jwt-Assertion when STRAD_ADMIN_TOKEN is unset, and the admin token alone when both are set", async () => {
+    const seen: Record<string, string | undefined>[] = [];
+    const server = createServer((req, res) => {
+      seen.push({ authorization: req.headers.authorization, assertion: req.headers["cf-access-jwt-assertion"] as string | undefined });
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ version: 0, overlayError: null, servers: [], overlay: { add: [], change: [] } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await cli([url, "list"], { [ACCESS_TOKEN_VARIABLE]: "header.payload.signature" })).code).toBe(0);
+      expect((await cli([url, "list"], { [ACCESS_TOKEN_VARIABLE]: "header.payload.signature", [TOKEN_VARIABLE]: ADMIN })).code).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(seen).toEqual([
+      { authorization: undefined, assertion: "header.payload.signature" },
+      { authorization: `Bearer ${ADMIN}`, assertion: undefined },
+    ]);
+    // Neither set: nothing is sent, and the message names both variables.
+    const none = await cli([url, "list"], {});
+    expect(none.code).not.toBe(0);
+    expect(none.err).toContain(ACCESS_TOKEN_VARIABLE);
   });
 });

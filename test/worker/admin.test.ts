@@ -3,9 +3,11 @@
 // existing entry, the audit line, the TTL bound across two isolates, and the fallback to the base on a bad overlay.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HistoryEntry } from "../../contract/roster-overlay";
+import { checkConfigText } from "../../scripts/check-config";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
-import { GUARD_KEYS, OVERLAY_TTL_MS } from "../../worker/overlay";
+import { GUARD_KEYS, OVERLAY_READ_TIMEOUT_MS, OVERLAY_TTL_MS } from "../../worker/overlay";
+import { parseRoster } from "../../worker/roster";
 import { executionContext } from "./helpers/gateway";
 import { MemoryOverlay, overlayBinding } from "./helpers/overlay";
 
@@ -185,6 +187,62 @@ describe("guard keys are set by the checked-in roster only", () => {
     expect(store.version).toBe(0);
   });
 
+  it.each([
+    ["url", "remote", { url: "https://elsewhere.example/mcp" }],
+    ["headers", "remote", { headers: { Authorization: "Bearer literal-instead" } }],
+    ["bundle", "plain", { bundle: "PADS" }],
+    ["path", "plain", { path: "/other" }],
+    ["env", "plain", { env: { A: "b" } }],
+    ["kind", "plain", { kind: "remote-http" }],
+    ["mayBeUnseeded", "plain", { mayBeUnseeded: ["X"] }],
+  ])("a checked-in entry's %s is frozen under PUT too: a whole replacement changing it is refused, naming it", async (key, slug, replaced) => {
+    const store = new MemoryOverlay();
+    const gateway = createGateway(ROSTER);
+    const parsed = parseRoster(ROSTER);
+    const entry = parsed.ok ? parsed.roster.servers.find((s) => s.slug === slug) : undefined;
+    expect(entry).toBeDefined();
+    // The entry as checked in, only this key replaced (and the timeout, which a PUT may change, so the frozen key is all that is wrong).
+    const response = await serve(gateway, admin("PUT", `/servers/${slug}`, { ...entry, timeoutMs: 9000, ...replaced }), env(store));
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "FROZEN_KEY", key });
+    expect(store.version).toBe(0);
+    // The same replacement without the frozen key is taken: PUT itself works.
+    expect((await serve(gateway, admin("PUT", `/servers/${slug}`, { ...entry, timeoutMs: 9000 }), env(store))).status).toBe(200);
+    expect(JSON.parse(store.text ?? "")).toEqual({ add: [], change: [{ slug, timeoutMs: 9000 }] });
+  });
+
+  it.each([
+    ["env", { env: { A: "b" } }],
+    ["mayBeUnseeded", { mayBeUnseeded: ["X"] }],
+  ])("a new entry naming %s is refused, naming it: a runtime entry deploys no bundle variable and expects no secret", async (key, extra) => {
+    const store = new MemoryOverlay();
+    const entry = { slug: "fresh", kind: "bundle", bundle: "ECHO", path: "/echo-fresh", entitlements: ["user"], ...extra };
+    const response = await serve(createGateway(ROSTER), admin("POST", "/servers", entry), env(store));
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "KEY_NOT_RUNTIME", key });
+    expect(store.version).toBe(0);
+  });
+
+  it.each([
+    ["a bundle mount without a path", "{ slug: fresh, kind: bundle, bundle: ECHO, entitlements: [user] }", { slug: "fresh", kind: "bundle", bundle: "ECHO", entitlements: ["user"] }],
+    [
+      "a remote server naming a bundle",
+      '{ slug: fresh, kind: remote-http, url: "https://fresh.example/mcp", bundle: ECHO, entitlements: [user] }',
+      { slug: "fresh", kind: "remote-http", url: "https://fresh.example/mcp", bundle: "ECHO", entitlements: ["user"] },
+    ],
+  ])("a write breaking a cross-field rule (%s) is refused with check-config's own message for the same roster", async (_what, yamlEntry, entry) => {
+    const store = new MemoryOverlay();
+    const response = await serve(createGateway(ROSTER), admin("POST", "/servers", entry), env(store));
+    expect(response.status).toBe(422);
+    const body = (await response.json()) as { code: string; error: string };
+    // The roster check-config would be given: the checked-in one with the entry appended, as the overlay merges it.
+    const checked = checkConfigText(`${ROSTER}  - ${yamlEntry}\n`);
+    expect(checked.ok).toBe(false);
+    expect(checked.lines.length).toBeGreaterThan(0);
+    expect(body).toEqual({ code: "SCHEMA", error: checked.lines.join("; ") });
+    expect(store.version).toBe(0);
+  });
+
   it("a new entry whose header references a secret is refused: a runtime entry never sends a stored secret", async () => {
     const store = new MemoryOverlay();
     const response = await serve(createGateway(ROSTER), admin("POST", "/servers", { ...NEW_REMOTE, headers: { Authorization: "Bearer ${REMOTE_KEY}" } }), env(store));
@@ -347,5 +405,92 @@ describe("a bad overlay never takes the gateway down", () => {
     const response = await serve(gateway, list("plain"), failing);
     expect(response.status).toBeLessThan(500);
     expect(logged.filter((l) => l.includes("roster_overlay_fallback"))).toHaveLength(1);
+  });
+});
+
+describe("an unreadable or hung overlay object (R-RT-6)", () => {
+  /** alice's tools/list of plain: 400 "unknown server" once a runtime change has taken her entitlement away. */
+  const plainFor = async (gateway: ExportedHandler<GatewayEnv>, e: Record<string, unknown>) => {
+    const response = await serve(gateway, list("plain"), e);
+    return { status: response.status, text: await response.text() };
+  };
+
+  it("a hung object: /mcp answers once OVERLAY_READ_TIMEOUT_MS have passed, from the base when the isolate never read the overlay, said once", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+    vi.setSystemTime(4_000_000);
+    const store = new MemoryOverlay();
+    const hung = vi.spyOn(store, "read").mockImplementation(() => new Promise<never>(() => {}) as never);
+    const gateway = createGateway(ROSTER);
+    let answered = false;
+    const pending = serve(gateway, list("plain"), env(store)).then((r) => {
+      answered = true;
+      return r;
+    });
+    await vi.advanceTimersByTimeAsync(OVERLAY_READ_TIMEOUT_MS - 1);
+    expect(answered).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const response = await pending;
+    expect(response.status).toBeLessThan(500);
+    expect(response.status).not.toBe(400);
+    // The next read, past the TTL, hangs as well: still one line.
+    vi.setSystemTime(4_000_000 + OVERLAY_TTL_MS + OVERLAY_READ_TIMEOUT_MS);
+    const again = serve(gateway, list("plain"), env(store));
+    await vi.advanceTimersByTimeAsync(OVERLAY_READ_TIMEOUT_MS);
+    expect((await again).status).toBeLessThan(500);
+    expect(hung).toHaveBeenCalledTimes(2);
+    const lines = logged.filter((l) => l.includes('"event":"roster_overlay_fallback"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ serving: "base roster", reason: `the overlay read took longer than ${OVERLAY_READ_TIMEOUT_MS} ms` });
+  });
+
+  it.each([
+    ["fails", () => Promise.reject(new Error("object unavailable"))],
+    ["hangs", () => new Promise<never>(() => {})],
+  ])("an object that %s after a runtime narrowing: the isolate keeps the last good overlay (the narrowing holds), logged once", async (_what, broken) => {
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+    vi.setSystemTime(5_000_000);
+    const store = new MemoryOverlay();
+    const gateway = createGateway(ROSTER);
+    expect((await plainFor(gateway, env(store))).status).not.toBe(400);
+    // Narrow: plain is no longer alice's (user); only ops may use it.
+    expect((await serve(gateway, admin("PATCH", "/servers/plain", { entitlements: ["ops"] }), env(store))).status).toBe(200);
+    vi.setSystemTime(5_000_000 + OVERLAY_TTL_MS);
+    const narrowed = await plainFor(gateway, env(store));
+    expect(narrowed.status).toBe(400);
+    expect(narrowed.text).toContain('unknown server \\"plain');
+    // The object breaks; each read past the TTL fails or times out, twice.
+    const read = vi.spyOn(store, "read").mockImplementation(broken as () => never);
+    for (const at of [2, 3]) {
+      vi.setSystemTime(5_000_000 + at * OVERLAY_TTL_MS);
+      const pending = plainFor(gateway, env(store));
+      await vi.advanceTimersByTimeAsync(OVERLAY_READ_TIMEOUT_MS);
+      const during = await pending;
+      // Serving the base would give plain back to alice: the outage must not undo the narrowing.
+      expect(during.status).toBe(400);
+      expect(during.text).toContain('unknown server \\"plain');
+    }
+    expect(read).toHaveBeenCalledTimes(2);
+    const lines = logged.filter((l) => l.includes('"event":"roster_overlay_fallback"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ version: 1, serving: "last good overlay (version 1)" });
+    // The object answers again: its overlay is read and served as before, and a new outage is said anew.
+    read.mockRestore();
+    vi.setSystemTime(5_000_000 + 4 * OVERLAY_TTL_MS);
+    expect((await plainFor(gateway, env(store))).status).toBe(400);
+    expect(store.reads).toBeGreaterThan(0);
+  });
+
+  it("/admin/roster against a hung object answers 503 once OVERLAY_READ_TIMEOUT_MS have passed, and writes nothing", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+    const store = new MemoryOverlay();
+    vi.spyOn(store, "read").mockImplementation(() => new Promise<never>(() => {}) as never);
+    const write = vi.spyOn(store, "write");
+    const gateway = createGateway(ROSTER);
+    const pending = serve(gateway, admin("POST", "/servers", NEW_REMOTE), env(store));
+    await vi.advanceTimersByTimeAsync(OVERLAY_READ_TIMEOUT_MS);
+    const response = await pending;
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: "OVERLAY_UNAVAILABLE" });
+    expect(write).not.toHaveBeenCalled();
   });
 });

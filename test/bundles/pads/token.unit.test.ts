@@ -218,6 +218,24 @@ describe("ELICITATION", () => {
     expect(startLines()).toEqual(["pads: ELICITATION=false — guarded tools fall back to the two-call token"]);
   });
 
+  it("false turns the question at the caller's own client off too: the token on a slug that allows it, a refusal on one that does not, never a question", async () => {
+    const pad = freshPad();
+    await seedPad(rustpad.fake(), pad, "banana");
+    const registry = fakeRegistry();
+    const client = (over: Record<string, unknown>) => ({ slug: "pads-token", ask: "client", ttlMs: 10_000, call: CALL, caller: "dev-session", ...over });
+    const env = { ELICITATION: "false", STRAD_SEAL_KEY: "a-seal-key-of-at-least-32-characters-0123" };
+    const args = { pad_id: pad, content: "x" };
+    const first = await call(registry, "set_document", args, client({ fallback: "token" }), env);
+    expect(first.text).toMatch(/^Not done yet: pads-token did not ask a person about this call \(this server runs with ELICITATION=false/);
+    expect(first.text).not.toContain("input_required");
+    const second = await call(registry, "set_document", { ...args, two_call_token: tokenOf(first.text) }, client({ fallback: "token" }), env);
+    expect(second.text).toMatch(/Done on the two-call token/);
+    expect(padText(rustpad.fake(), pad)).toBe("x");
+    const refused = await call(registry, "set_document", { pad_id: pad, content: "y" }, client({ slug: "pads" }), env);
+    expect(refused.text).toMatch(/^Refused: this server runs with ELICITATION=false, so it asks nobody, and slug "pads" does not allow the two-call token/);
+    expect(padText(rustpad.fake(), pad)).toBe("x");
+  });
+
   it("false refuses a guarded call on a slug that does not allow the token: nothing goes unannounced", async () => {
     const pad = freshPad();
     await seedPad(rustpad.fake(), pad, "banana");
