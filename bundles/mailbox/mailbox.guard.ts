@@ -124,4 +124,6 @@ export function renamePrompt(t: RenameTarget): PromptSpec {
 
 /** The target in a few words (counts and UIDs only), for an answer saying it changed. */
 export const describeMessages = (t: MessagesTarget) => `${t.present.length} of ${t.uids.length} UID(s) present in "${t.mailbox}" at UIDVALIDITY ${t.uidValidity}`;
+/** A move's or copy's target: the messages, and the mailbox they go into, so a recreated destination shows as changed. */
+export const describeTransfer = (t: TransferTarget) => `${describeMessages(t)}, into "${t.destination}" at UIDVALIDITY ${t.destinationValidity}`;
 export const describeMailbox = (t: MailboxTarget) => `"${t.mailbox}" with ${t.messages} message(s) at UIDVALIDITY ${t.uidValidity}`;

@@ -21,6 +21,7 @@ import {
   deletePrompt,
   describeMailbox,
   describeMessages,
+  describeTransfer,
   MAX_UIDS,
   type MailboxTarget,
   type MessagesTarget,
@@ -274,7 +275,7 @@ export function mailboxServer(mount: string, env: Record<string, unknown> = {}):
       },
       fingerprint: transferFingerprint,
       prompt: transferPrompt,
-      describe: describeMessages,
+      describe: describeTransfer,
       act: async (t, write) => {
         try {
           const client = await session.client();

@@ -197,7 +197,11 @@ describe("a person's yes binds the exact UID set and both mailboxes", () => {
     const result = await call("move_messages", { mailbox: box, uids: [1, 2], destination }, askChannel(url));
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/^Not done: the target changed after it was approved \(.*\), so the approval does not cover it\. Nothing was written\.$/);
-    expect(await validityOf(destination)).not.toBe(before);
+    const after = await validityOf(destination);
+    expect(after).not.toBe(before);
+    // The answer names what changed: the destination's UIDVALIDITY, approved and now.
+    expect(result.text).toContain(`into "${destination}" at UIDVALIDITY ${before}; now:`);
+    expect(result.text).toContain(`into "${destination}" at UIDVALIDITY ${after}), so`);
     expect(await uidsIn(box)).toEqual([1, 2]);
     expect(await uidsIn(destination)).toEqual([]);
     expect(audits().map((l) => [l.outcome, l.reason])).toEqual([

@@ -227,10 +227,12 @@ describe("move_messages: always asks, for a move and for a copy", () => {
     const box = await freshMailbox("alice", 2);
     const dest = await freshMailbox("alice", 0, unique("E2E-dest"));
     const { session, prompt, call } = await question("mailbox", "move_messages", { mailbox: box, uids: [1, 2], destination: dest, mode: "move" });
-    const { before, after } = await recreateMailbox(await admin("alice"), box, { messages: 3 });
+    const a = await admin("alice");
+    const destValidity = (await a.status(dest)).uidValidity;
+    const { before, after } = await recreateMailbox(a, box, { messages: 3 });
     await decidePrompt(session.sessionId, prompt.requestId, "accept");
     expect((await call).text).toBe(
-      `Not done: the target changed after it was approved (approved: 2 of 2 UID(s) present in "${box}" at UIDVALIDITY ${before}; now: 2 of 2 UID(s) present in "${box}" at UIDVALIDITY ${after}), so the approval does not cover it. Nothing was written.`,
+      `Not done: the target changed after it was approved (approved: 2 of 2 UID(s) present in "${box}" at UIDVALIDITY ${before}, into "${dest}" at UIDVALIDITY ${destValidity}; now: 2 of 2 UID(s) present in "${box}" at UIDVALIDITY ${after}, into "${dest}" at UIDVALIDITY ${destValidity}), so the approval does not cover it. Nothing was written.`,
     );
     expect(await uidsIn("alice", box)).toEqual([1, 2, 3]);
     expect(await uidsIn("alice", dest)).toEqual([]);
