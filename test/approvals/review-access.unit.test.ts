@@ -1,57 +1,22 @@
 // Covers the review page in production mode: only a person's Cf-Access-Jwt-Assertion (RS256, matching kid, iss, aud, validity) may see and answer; a service token cannot; CSRF binds to the person; the edge switch off. Tokens are shaped as Cloudflare's "Application token" page shows them.
-import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
+import { accessMinter, b64url, nowSeconds } from "../fakes/access/tokens";
 import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
 
 const TEAM = "https://strad-test.cloudflareaccess.com";
 const AUD = "0123456789abcdef-test-audience-tag";
 const KID = "test-key-1";
-const keys = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const minter = accessMinter({ team: TEAM, aud: AUD, kid: KID });
+const { keys, jwt, personPayload, person, service } = minter;
 const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 });
-
+const now = nowSeconds;
 let svc: Running;
 let jwks: Server;
 
-const b64url = (value: string | Buffer) => Buffer.from(value).toString("base64url");
-
-function jwt(payload: Record<string, unknown>, options: { kid?: string; alg?: string; key?: KeyObject } = {}): string {
-  const header = b64url(JSON.stringify({ alg: options.alg ?? "RS256", kid: options.kid ?? KID, typ: "JWT" }));
-  const body = b64url(JSON.stringify(payload));
-  const signature = sign("sha256", Buffer.from(`${header}.${body}`), options.key ?? keys.privateKey);
-  return `${header}.${body}.${b64url(signature)}`;
-}
-
-const now = () => Math.floor(Date.now() / 1000);
-/** A person's application token: the identity-based payload of Cloudflare's "Application token" page. */
-const personPayload = (email: string, extra: Record<string, unknown> = {}) => ({
-  aud: [AUD],
-  email,
-  exp: now() + 600,
-  iat: now(),
-  nbf: now(),
-  iss: TEAM,
-  type: "app",
-  identity_nonce: "6ei69kawdKzMIAPF",
-  sub: "7335d417-61da-459d-899c-0a01c76a2f94",
-  country: "US",
-  ...extra,
-});
-/** A service token's application token: the same page's service-token payload (common_name = the client id, sub ""). */
-const servicePayload = (extra: Record<string, unknown> = {}) => ({
-  type: "app",
-  aud: [AUD],
-  exp: now() + 600,
-  iss: TEAM,
-  common_name: "e367826f93b8d71185e03fe518aff3b4.access",
-  iat: now(),
-  sub: "",
-  ...extra,
-});
-const person = (email: string, extra: Record<string, unknown> = {}) => jwt(personPayload(email, extra));
-const service = (extra: Record<string, unknown> = {}) => jwt(servicePayload(extra));
 const as = (assertion: string) => ({ "cf-access-jwt-assertion": assertion });
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // Access signed in, whose email gateway.operatorAccess lists, verified as the approval service verifies its people,
 // against a local key set on loopback. Tokens are shaped as Cloudflare's "Application token" page shows them (as in
 // test/approvals/review-access.unit.test.ts). Every refusal writes nothing; the audit line names the person's email.
-import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -10,6 +10,7 @@ import type { HistoryEntry } from "../../contract/roster-overlay";
 import { createGateway } from "../../worker/app";
 import type { GatewayEnv } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
+import { accessMinter, nowSeconds } from "../fakes/access/tokens";
 import { executionContext } from "./helpers/gateway";
 import { MemoryOverlay, overlayBinding } from "./helpers/overlay";
 
@@ -17,31 +18,10 @@ const TEAM = "https://strad-test.cloudflareaccess.com";
 const AUD = "0123456789abcdef-gateway-admin-aud";
 const KID = "gateway-test-key-1";
 const ADMIN = "admin-token-0123456789abcdef";
-const keys = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const minter = accessMinter({ team: TEAM, aud: AUD, kid: KID });
+const { keys, person, service } = minter;
 const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 });
-
-const b64url = (value: string | Buffer) => Buffer.from(value).toString("base64url");
-function jwt(payload: Record<string, unknown>, key: KeyObject = keys.privateKey): string {
-  const header = b64url(JSON.stringify({ alg: "RS256", kid: KID, typ: "JWT" }));
-  const body = b64url(JSON.stringify(payload));
-  return `${header}.${body}.${b64url(sign("sha256", Buffer.from(`${header}.${body}`), key))}`;
-}
-const now = () => Math.floor(Date.now() / 1000);
-const personPayload = (email: string, extra: Record<string, unknown> = {}) => ({
-  aud: [AUD],
-  email,
-  exp: now() + 600,
-  iat: now(),
-  nbf: now(),
-  iss: TEAM,
-  type: "app",
-  identity_nonce: "6ei69kawdKzMIAPF",
-  sub: "7335d417-61da-459d-899c-0a01c76a2f94",
-  country: "US",
-  ...extra,
-});
-const person = (email: string, extra: Record<string, unknown> = {}, key?: KeyObject) => jwt(personPayload(email, extra), key);
-const service = () => jwt({ type: "app", aud: [AUD], exp: now() + 600, iss: TEAM, common_name: "e367826f93b8d71185e03fe518aff3b4.access", iat: now(), sub: "" });
+const now = nowSeconds;
 
 let jwks: Server;
 let certsUrl: string;
