@@ -174,6 +174,8 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       if (named === undefined || reply === undefined)
         return finish(rpcError(400, RpcCode.InvalidRequest, "Invalid answer: expected a JSON-RPC 2.0 response with a result or an error object to a question this gateway asked"), "answer_refused");
       if (session === null) return finish(rpcError(400, RpcCode.InvalidRequest, "an answer must carry the Mcp-Session-Id of the session that was asked"), "answer_refused");
+      // An answer is held to the default cap whatever its URL's slugs allow: it goes into the retry's body.
+      if (body.bytes > DEFAULT_MAX_REQUEST_BYTES) return finish(rpcError(413, RpcCode.InvalidRequest, `an answer is larger than ${DEFAULT_MAX_REQUEST_BYTES} bytes`), "answer_refused");
       let delivered = false;
       try {
         const ns = c.env.CALLS;

@@ -5,10 +5,11 @@ import { type CallRegistryNamespace, MAX_QUESTION_ROUNDS, questionTag, requestKe
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
 import { isPlainObject } from "../contract/tool-call";
+import { isSecureOrLoopback } from "../contract/url-policy";
 import type { Caller } from "./auth";
 import type { ProbedStream } from "./caller-stream";
 import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
-import { buildChannel, isGated } from "./channel";
+import { buildChannel, channelTtlMs, isGated } from "./channel";
 import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, sessionModes } from "./push";
 import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
 import { describeUnselected, type Roster, resolveHeaderMap, type ServerEntry, toolAllowed } from "./roster";
@@ -211,6 +212,13 @@ interface PushTarget {
   first: number;
   /** Whether a form may be put (a client channel); otherwise a link alone (an approval channel, R-PUSH-5). */
   form: boolean;
+  /**
+   * Epoch ms after which no answer counts: the call's start plus its channel's ttlMs, the margin before the gateway's
+   * own timeout that the bundle keeps on every other path, so a retry always has that margin to claim and write in.
+   */
+  answerBy: number;
+  /** Epoch ms the call started at, so a late answer's error says how long answers counted for. */
+  started: number;
 }
 
 /** The call's end as the caller hears it: the reason its upstream was aborted with, or a generic cancel. */
@@ -222,8 +230,9 @@ function endedError(slug: string, reason: unknown): ProtocolError {
 /**
  * Puts a mount's input_required questions to a 2025-11-25 caller, one at a time, on the call's own stream, and returns
  * what the retry carries: the answers under the mount's keys and the mount's state, as they came (docs/rules.md R-PUSH-1,
- * R-PUSH-2). Anything the caller cannot be asked, an error it answers with, or a call that ends first, throws: the mount
- * is then not called again, so nothing acts.
+ * R-PUSH-2). Anything the caller cannot be asked, an error it answers with, no answer by `answerBy`, or a call that ends
+ * first, throws: the mount is then not called again, so nothing acts. A link on an approval channel is put and not
+ * waited for (R-PUSH-5): it collects nothing, and the mount's own answer must not hang on the host's.
  */
 async function putToCaller(gw: GatewayRequest, slug: string, result: Record<string, unknown>, target: PushTarget): Promise<{ params: RetryParams; asked: number }> {
   const stream = await gw.callerStream;
@@ -247,22 +256,44 @@ async function putToCaller(gw: GatewayRequest, slug: string, result: Record<stri
     const mode = params.mode ?? "form";
     if (!(mode === "form" ? modes.form : mode === "url" ? modes.url : false)) refuse(`the client did not declare ${String(mode)} elicitation`);
     if (mode === "form" && !target.form) refuse("a mount on an approval channel may put only a link to its caller");
+    if (mode === "url" && !isLink(params.url)) refuse("its link is not an https URL (or http to a loopback host)");
     const id = questionId(round, await questionTag(target.ref.nonce, round), requestKey(target.id));
     // 2025-11-25's URL mode names its elicitation; 2026-07-28's carries no id (the mount's state correlates), so the
     // question's own id serves.
     const sent = mode === "url" && params.elicitationId === undefined ? { ...params, elicitationId: id } : params;
-    const waited = target.answers.wait(round, target.signal);
+    if (!target.form) {
+      if (!stream?.push(questionFrame(id, sent))) throw endedError(slug, target.signal.reason);
+      gw.log.outcome = "linked_client";
+      round++;
+      continue;
+    }
+    const late = new AbortController();
+    const timer = setTimeout(() => late.abort(), Math.max(0, target.answerBy - Date.now()));
+    const waited = target.answers.wait(round, AbortSignal.any([target.signal, late.signal]));
     if (!stream?.push(questionFrame(id, sent))) {
+      clearTimeout(timer);
       waited.catch(() => {});
       throw endedError(slug, target.signal.reason);
     }
     gw.log.outcome = "asked_client";
+    const tooLate = () => {
+      gw.log.outcome = "client_answer_late";
+      return new ProtocolError(
+        RpcCode.UpstreamTimeout,
+        `the question server "${slug}" put to the caller was not answered in time (answers count until ${target.answerBy - target.started} ms into the call); nothing was done`,
+      );
+    };
     let payload: string;
     try {
       payload = await waited;
     } catch (reason) {
-      throw endedError(slug, reason);
+      if (!late.signal.aborted || target.signal.aborted) throw endedError(slug, reason);
+      throw tooLate();
+    } finally {
+      clearTimeout(timer);
     }
+    // The clock decides, not the timer: a timer a loaded isolate runs late lets no late answer through.
+    if (Date.now() > target.answerBy) throw tooLate();
     const reply = readReply(payload);
     if (reply === undefined || !reply.ok) {
       gw.log.outcome = "client_answer_error";
@@ -274,6 +305,16 @@ async function putToCaller(gw: GatewayRequest, slug: string, result: Record<stri
   }
   const requestState = typeof result.requestState === "string" ? result.requestState : undefined;
   return { params: { inputResponses, ...(requestState === undefined ? {} : { requestState }) }, asked };
+}
+
+/** A link a mount may put to its caller: an absolute https URL, or http to a loopback host (contract/url-policy.ts). */
+function isLink(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    return isSecureOrLoopback(new URL(value));
+  } catch {
+    return false;
+  }
 }
 
 /** Whether the hop's capabilities (relay.ts hopCapabilities: the caller's own declaration, read as the SDK reads it) include form elicitation. */
@@ -326,6 +367,8 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   let registered: CallRef | undefined;
   let drained = false;
   let askClient = false;
+  /** When a pushed question's answer stops counting (PushTarget.answerBy): set with the channel. */
+  let answerBy = 0;
   /** A gated mount on an approval channel whose caller takes URL-mode elicitation: it may put a link, and nothing else, to the caller (R-PUSH-5). */
   let urlToCaller = false;
   const answers = new AnswerBox();
@@ -343,6 +386,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       const clientForm = call.origin?.era === "modern" ? hasForm(gw.hopCapabilities) : gw.callerStream !== undefined && sessionModes(gw.session).form;
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref, clientForm });
       meta[CHANNEL_META_KEY] = channel;
+      answerBy = Date.now() + channelTtlMs(server.timeoutMs);
       askClient = channel !== undefined && "ask" in channel;
       const modernCall = call.origin?.era === "modern";
       urlToCaller = channel !== undefined && "url" in channel && (modernCall ? hasUrl(gw.hopCapabilities) : gw.callerStream !== undefined && sessionModes(gw.session).url);
@@ -400,7 +444,16 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     // Each question the mount asks goes to the caller in turn, and the mount is called again with the answers and its
     // own state, inside this call: its claim, hold and deadline hold for the retry as for any call (R-PUSH-3).
     for (let round = 1; pushing && registered !== undefined && isInputRequiredResult(answer.result); ) {
-      const retry = await putToCaller(gw, server.slug, answer.result, { ref: registered, id: call.id, answers, signal: controller.signal, first: round, form: askClient });
+      const retry = await putToCaller(gw, server.slug, answer.result, {
+        ref: registered,
+        id: call.id,
+        answers,
+        signal: controller.signal,
+        first: round,
+        form: askClient,
+        answerBy,
+        started: answerBy - channelTtlMs(server.timeoutMs),
+      });
       round += retry.asked;
       answer = await ask(retry.params);
       drained = answer.drained === true;

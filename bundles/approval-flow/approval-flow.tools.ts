@@ -10,7 +10,7 @@ import { slugNamespace } from "../../contract/slug";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import { type ApprovalError, createPrompt, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, LONG_POLL_WAIT_S, type PromptPolled, pollPrompt } from "../kit/approval-client";
 import { type AuditReason, audit, auditTrail, cardDigest, decisionTrail } from "../kit/audit";
-import { auditRefusal, msFromEnv, noAnswerLine, preflight } from "../kit/confirm";
+import { argumentsFingerprint, auditRefusal, msFromEnv, noAnswerLine, preflight } from "../kit/confirm";
 import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
 import { GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
 import { type DeclaredAnnotations, declareGuard, refusal } from "../kit/guard";
@@ -270,16 +270,19 @@ const REVIEW_STATE = "af1.";
 /** The words the host shows with the link: fixed, never the caller's purpose (a person reads the purpose on the page). */
 export const REVIEW_LINK_MESSAGE = "A person's approval is asked for: open the approval service's review page to decide.";
 
-/** The state a pushed review link's retry brings back: which request it was, and the link (as the service named it). */
-function reviewState(id: string, reviewUrl: string): string {
-  return `${REVIEW_STATE}${btoa(JSON.stringify({ id, reviewUrl })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
+/**
+ * The state a pushed review link's retry brings back: which request it was, the link (as the service named it) and a
+ * fingerprint of the arguments, so a retry is taken only for the very call that asked.
+ */
+function reviewState(id: string, reviewUrl: string, args: string): string {
+  return `${REVIEW_STATE}${btoa(JSON.stringify({ id, reviewUrl, args })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
 }
 
-function readReviewState(state: string | undefined): { id: string; reviewUrl: string } | undefined {
+function readReviewState(state: string | undefined, args: string): { id: string; reviewUrl: string } | undefined {
   if (state === undefined || !state.startsWith(REVIEW_STATE) || state.length > 4 * MAX_REVIEW_URL_CHARS) return undefined;
   try {
-    const decoded = JSON.parse(atob(state.slice(REVIEW_STATE.length).replaceAll("-", "+").replaceAll("_", "/"))) as { id?: unknown; reviewUrl?: unknown };
-    if (typeof decoded.id !== "string" || !ID.test(decoded.id) || typeof decoded.reviewUrl !== "string") return undefined;
+    const decoded = JSON.parse(atob(state.slice(REVIEW_STATE.length).replaceAll("-", "+").replaceAll("_", "/"))) as { id?: unknown; reviewUrl?: unknown; args?: unknown };
+    if (typeof decoded.id !== "string" || !ID.test(decoded.id) || typeof decoded.reviewUrl !== "string" || decoded.args !== args) return undefined;
     // Held to what a service-named link must be, so the retry can hand on nothing the first call would not have.
     const reviewUrl = reviewUrlFrom({ [META_REVIEW_URL]: decoded.reviewUrl });
     return reviewUrl === null ? undefined : { id: decoded.id, reviewUrl };
@@ -294,20 +297,21 @@ function readReviewState(state: string | undefined): { id: string; reviewUrl: st
  * state is the caller's own to send, and can name only the caller's own request on its own session: anything else is
  * not a retry, and the call asks afresh.
  */
-async function reviewRetry(r: Ready): Promise<CallToolResult | undefined> {
-  const state = readReviewState(r.call.requestState);
+async function reviewRetry(r: Ready, slug: string): Promise<CallToolResult | undefined> {
+  // Only where a link could have been put: the slug hands it on, and the caller takes URL-mode elicitation.
+  if (r.call.requestState === undefined || !handsOnReviewUrl(r.scope.env, slug) || r.call.urlElicitation !== true) return undefined;
+  const state = readReviewState(r.call.requestState, await argumentsFingerprint(r.call.toolName, r.call.arguments));
   if (state === undefined) return undefined;
   const own = await ownRequest(r, state.id);
   if (!own.ok) return undefined;
-  const answered = r.call.inputResponses?.[REVIEW_QUESTION_KEY];
-  const action = typeof answered === "object" && answered !== null ? (answered as { action?: unknown }).action : undefined;
   return json({
     elicitationId: own.record.id,
     status: statusOf(own.record),
     reviewUrl: state.reviewUrl,
     expiresAt: new Date(own.record.expiresAt).toISOString(),
-    // The host was handed the link and answered it (accept, decline or cancel): the prompt was delivered.
-    elicitationDelivered: action === "accept" || action === "decline" || action === "cancel",
+    // The link was put to a host that advertised URL-mode elicitation: on 2026-07-28 its client retried with this state,
+    // on 2025-11-25 the gateway pushed it on the call's stream and retried at once (it waits for no answer to a link).
+    elicitationDelivered: true,
   });
 }
 
@@ -315,7 +319,7 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   const got = ready();
   if (!got.ok) return got.answer;
   const r = got.ready;
-  const retried = await reviewRetry(r);
+  const retried = await reviewRetry(r, r.call.channel.kind === "ask" ? r.call.channel.channel.slug : r.scope.mount);
   if (retried !== undefined) return retried;
   const payload = checkPayload(args.payload);
   if (!payload.ok) return text(`Not done: ${payload.reason}. No one was asked.`);
@@ -393,7 +397,7 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   if (reviewUrl !== null && r.call.urlElicitation === true) {
     r.call.question = inputRequired({
       inputRequests: { [REVIEW_QUESTION_KEY]: inputRequired.elicitUrl({ message: REVIEW_LINK_MESSAGE, url: reviewUrl }) },
-      requestState: reviewState(id, reviewUrl),
+      requestState: reviewState(id, reviewUrl, await argumentsFingerprint(r.call.toolName, r.call.arguments)),
     }) as unknown as Record<string, unknown>;
   }
   return json({

@@ -53,10 +53,21 @@ async function watch(calls: Registry, key: string, nonce: string, deadline = Dat
   const response = await calls.fetch("https://calls/watch", { method: "POST", body: JSON.stringify({ key, nonce, deadline }) });
   const reader = response.body?.getReader();
   const decoder = new TextDecoder();
+  // Word by word, as watchCall reads them: on a loaded machine two words can come in one chunk ("live\ndeadline").
+  let buffered = "";
   const next = async (): Promise<string | "closed"> => {
-    if (reader === undefined) return "closed";
-    const { done, value } = await reader.read();
-    return done ? "closed" : decoder.decode(value).trim();
+    for (;;) {
+      const at = buffered.indexOf("\n");
+      if (at !== -1) {
+        const word = buffered.slice(0, at).trim();
+        buffered = buffered.slice(at + 1);
+        return word;
+      }
+      if (reader === undefined) return "closed";
+      const { done, value } = await reader.read();
+      if (done) return buffered.trim() === "" ? "closed" : buffered.trim();
+      buffered += decoder.decode(value, { stream: true });
+    }
   };
   return { status: response.status, next, stop: () => reader?.cancel().catch(() => {}) };
 }

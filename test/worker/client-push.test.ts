@@ -361,6 +361,39 @@ describe("R-PUSH-3: nobody else is asked at the client, and a call that ends fir
     expect(calls).toHaveLength(1);
   });
 
+  // The bundle stops taking answers a margin before the gateway stops waiting (the channel's ttlMs), on this path as on
+  // every other, so a retry always has that margin to claim and write in: brief's 1500 ms hop counts answers for 1125 ms.
+  it.each([
+    [600, true],
+    [1250, false],
+  ])("an answer %i ms into a 1500 ms call: acted on %s", async (atMs, acts) => {
+    const session = await initialize(PERSON, { elicitation: {} });
+    questions = [ask("s1")];
+    const started = Date.now();
+    const { next, first } = await callAndFirst(PERSON, session, { slug: "brief" });
+    await new Promise((r) => setTimeout(r, Math.max(0, started + atMs - Date.now())));
+    const answered = await answerPost(PERSON, session, first?.id);
+    const final = await next();
+    if (acts) {
+      expect(answered.status).toBe(202);
+      expect(final).toMatchObject({ result: { content: [{ text: expect.stringContaining("acted on") }] } });
+      expect(calls).toHaveLength(2);
+    } else {
+      expect(final).toMatchObject({ error: { code: RpcCode.UpstreamTimeout, message: expect.stringContaining("was not answered in time (answers count until 1125 ms") } });
+      expect(calls).toHaveLength(1);
+    }
+  });
+
+  it("an answer larger than the default body cap is refused 413, and the call still waits for a real one", async () => {
+    const session = await initialize(PERSON, { elicitation: {} });
+    questions = [ask("s1")];
+    const { next, first } = await callAndFirst(PERSON, session);
+    const big = await answerPost(PERSON, session, first?.id, { action: "accept", content: { confirm: true, note: "x".repeat(1024 * 1024) } });
+    expect(big.status).toBe(413);
+    expect((await answerPost(PERSON, session, first?.id)).status).toBe(202);
+    expect(await next()).toMatchObject({ result: { content: [{ text: expect.stringContaining("acted on") }] } });
+  });
+
   it("a cancel of the call while its question is open ends it Cancelled; the answer after it reaches nothing", async () => {
     const session = await initialize(PERSON, { elicitation: {} });
     questions = [ask("s1")];
@@ -432,13 +465,24 @@ describe("R-PUSH-5: a mount on an approval channel may put a link to its caller,
         // Relayed as the SDK encodes it: the caller's client retries.
         expect(linked.first).toMatchObject({ result: { resultType: "input_required", inputRequests: { strad_confirm: { method: "elicitation/create", params: LINK } }, requestState: "link-state" } });
       } else {
-        // Pushed, with 2025-11-25's elicitationId: the question's own id.
+        // Pushed, with 2025-11-25's elicitationId (the question's own id), and not waited for: a link collects nothing, so
+        // the mount is called again at once with its state and no answer, and the host's answer later changes nothing.
         expect(linked.first).toMatchObject({ method: "elicitation/create", params: { ...LINK, elicitationId: linked.first?.id } });
-        expect((await answerPost(PERSON, session, linked.first?.id, { action: "accept" })).status).toBe(202);
-        expect(await linked.next()).toMatchObject({ result: { content: [{ text: `acted on ${JSON.stringify({ strad_confirm: { action: "accept" } })} under link-state` }] } });
+        expect(await linked.next()).toMatchObject({ result: { content: [{ text: "acted on {} under link-state" }] } });
+        expect(calls).toHaveLength(2);
+        expect([202, 400]).toContain((await answerPost(PERSON, session, linked.first?.id, { action: "accept" })).status);
+        expect(calls).toHaveLength(2);
       }
     },
   );
+
+  it.each(["http://approvals.example/prompt/1", "javascript:alert(1)", "not a url", 7])("a link that is no https URL (%j) is refused, and nothing is pushed", async (url) => {
+    const session = await initialize(PERSON, { elicitation: { url: {} } });
+    questions = [ask("link-state", { ...LINK, url })];
+    const { first } = await callWithApproval(false, session);
+    expect(first).toMatchObject({ error: { code: RpcCode.QuestionUnrelayable, message: expect.stringContaining("not an https URL") } });
+    expect(calls).toHaveLength(1);
+  });
 
   it("a caller that declared no URL mode is told nothing, and even a link is not relayed", async () => {
     const session = await initialize(PERSON, { elicitation: { form: {} } });
