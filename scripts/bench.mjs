@@ -22,6 +22,7 @@
 //   6. cold starts: each deployed Worker started on workerd, global scope to first answer, minus a trivial stand-in
 //      started the same way (scripts/bench-cold.mjs; target median <= 100 ms, the 1Password SDK build against
 //      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (5) starts each Worker that often.
+//      BENCH_MAILBOX=1 runs part 5 alone.
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 // (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path. BENCH_STALL_CALLS, 10 x N by
 // default, and BENCH_RETENTION_CALLS, 50 x N, size the stall and retention runs: 20k and 100k at the default N.)
@@ -337,6 +338,17 @@ const coldPart = async () => {
 // BENCH_COLD=1 runs part 6 alone.
 if (process.env.BENCH_COLD === "1") {
   await coldPart();
+  process.exit();
+}
+// BENCH_MAILBOX=1 runs part 5 alone, on a stack of its own.
+if (process.env.BENCH_MAILBOX === "1") {
+  const stack = await startStack();
+  try {
+    console.log("\n5. the mailbox: search_messages + get_message through the gateway against the stack's Dovecot (one pair at a time)");
+    await mailboxCalls(`http://127.0.0.1:${PORTS.gateway}/mcp?servers=mailbox`, { authorization: `Bearer ${TOKEN}` });
+  } finally {
+    await stack.stop();
+  }
   process.exit();
 }
 console.log("\n1. echo through the gateway vs directly against the bundle, in both revisions (workerd via Miniflare)");

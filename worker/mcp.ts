@@ -371,7 +371,8 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   let answerBy = 0;
   /** A gated mount on an approval channel whose caller takes URL-mode elicitation: it may put a link, and nothing else, to the caller (R-PUSH-5). */
   let urlToCaller = false;
-  const answers = new AnswerBox();
+  /** Answers to questions pushed on this call's stream (push.ts): made only for a confirmed call, never on the hot path. */
+  let answers: AnswerBox | undefined;
   try {
     const headers = serverHeaders(gw, server);
     // The gateway's own progress token: always on a confirmed call (its keepalives ride on it), otherwise only
@@ -394,7 +395,9 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       const origin = call.origin ?? { era: "legacy", session: gw.session ?? null };
       ref.key = await recordKey(origin, call.id, channel !== undefined && "url" in channel ? channel.url : undefined, ref.nonce);
       if (channel !== undefined && !("refused" in channel)) {
-        const on = { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false), answer: (round: number, payload: string) => answers.deliver(round, payload) };
+        const box = new AnswerBox();
+        answers = box;
+        const on = { abort, probe: () => gw.probeCaller?.() ?? Promise.resolve(false), answer: (round: number, payload: string) => box.deliver(round, payload) };
         const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, on, server.timeoutMs);
         if (!watched.ok) {
           gw.log.outcome = watched.inFlight ? "in_flight" : watched.tooMany !== undefined ? "too_many_calls" : "registry_failed";
@@ -443,7 +446,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     }
     // Each question the mount asks goes to the caller in turn, and the mount is called again with the answers and its
     // own state, inside this call: its claim, hold and deadline hold for the retry as for any call (R-PUSH-3).
-    for (let round = 1; pushing && registered !== undefined && isInputRequiredResult(answer.result); ) {
+    for (let round = 1; pushing && registered !== undefined && answers !== undefined && isInputRequiredResult(answer.result); ) {
       const retry = await putToCaller(gw, server.slug, answer.result, {
         ref: registered,
         id: call.id,

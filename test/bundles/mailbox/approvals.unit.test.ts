@@ -10,45 +10,30 @@ import { type CallScope, runInScope } from "../../../bundles/kit/scope";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
 import { deleteFingerprint, type MessagesTarget, type TransferTarget, transferFingerprint } from "../../../bundles/mailbox/mailbox.guard";
-import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 import { TOKEN_TTL_MS } from "../../../contract/call-registry";
 // @ts-expect-error: plain ESM helper without types
 import { message } from "../../servers/dovecot/imap-admin.mjs";
 import { callBundle, fakeCalls } from "../kit/helpers/bundle";
 import { HostileServer } from "../kit/helpers/hostile-server";
 import { CALL, fakeRegistry } from "../pads/helpers";
-import { accountEnv, type Dovecot, type ImapAdmin, nodeConnector, startTestDovecot } from "./helpers";
+import { accountEnv, useTestDovecot } from "./helpers";
 
-let dovecot: Dovecot;
 let approvals: HostileServer;
-let restore: () => void;
 let log: MockInstance<typeof console.log>;
-
-// Starting Dovecot (and making its TLS certificates) takes about a second here; 60 s allows a slow CI machine.
+const mail = useTestDovecot();
+const dovecot = mail.dovecot;
+const admin = mail.admin;
 beforeAll(async () => {
-  dovecot = await startTestDovecot();
   approvals = await new HostileServer().start();
-  restore = useConnector(nodeConnector());
-}, 60_000);
+});
 afterAll(async () => {
-  restore?.();
   await approvals?.stop();
-  await dovecot?.stop();
 });
 beforeEach(() => {
   resetSwitchLog();
   log = vi.spyOn(console, "log").mockImplementation(() => {});
 });
 afterEach(() => log.mockRestore());
-
-async function admin<T>(work: (a: ImapAdmin) => Promise<T>): Promise<T> {
-  const a = await dovecot.admin("carol");
-  try {
-    return await work(a);
-  } finally {
-    await a.close();
-  }
-}
 
 let boxes = 0;
 /** A fresh mailbox of `n` messages in carol's account; its name. */
@@ -73,7 +58,7 @@ function accepting(before?: () => Promise<void>): string {
   });
 }
 
-const env = (registry: ReturnType<typeof fakeRegistry>) => ({ ...accountEnv("mailbox", dovecot, "carol"), STRAD_POLL_INTERVAL_MS: "20", CALLS: registry.ns });
+const env = (registry: ReturnType<typeof fakeRegistry>) => ({ ...accountEnv("mailbox", dovecot(), "carol"), STRAD_POLL_INTERVAL_MS: "20", CALLS: registry.ns });
 const askChannel = (url: string) => ({ slug: "mailbox", url, ttlMs: 10_000, headers: {}, call: CALL, caller: "dev-session" });
 
 async function call(name: string, args: Record<string, unknown>, channel: Record<string, unknown>, registry = fakeRegistry()) {
@@ -192,7 +177,7 @@ describe("a person's yes binds the exact UID set and both mailboxes", () => {
     const destination = await freshMailbox(0);
     const before = await validityOf(destination);
     const url = accepting(async () => {
-      await dovecot.recreate("carol", destination, { messages: 0 });
+      await dovecot().recreate("carol", destination, { messages: 0 });
     });
     const result = await call("move_messages", { mailbox: box, uids: [1, 2], destination }, askChannel(url));
     expect(result.isError).toBe(true);

@@ -3,44 +3,29 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type 
 import type { AuditLine } from "../../../bundles/kit/audit";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
-import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 // @ts-expect-error: plain ESM helper without types
 import { message } from "../../servers/dovecot/imap-admin.mjs";
 import { callBundle } from "../kit/helpers/bundle";
 import { HostileServer } from "../kit/helpers/hostile-server";
 import { CALL, fakeRegistry } from "../pads/helpers";
-import { accountEnv, type Dovecot, nodeConnector, startTestDovecot } from "./helpers";
+import { accountEnv, useTestDovecot } from "./helpers";
 
-let dovecot: Dovecot;
 let approvals: HostileServer;
-let restore: () => void;
 let log: MockInstance<typeof console.log>;
-
-// Starting Dovecot (and making its TLS certificates) takes about a second here; 60 s allows a slow CI machine.
+const mail = useTestDovecot();
+const dovecot = mail.dovecot;
+const admin = mail.admin;
 beforeAll(async () => {
-  dovecot = await startTestDovecot();
   approvals = await new HostileServer().start();
-  restore = useConnector(nodeConnector());
-}, 60_000);
+});
 afterAll(async () => {
-  restore?.();
   await approvals?.stop();
-  await dovecot?.stop();
 });
 beforeEach(() => {
   resetSwitchLog();
   log = vi.spyOn(console, "log").mockImplementation(() => {});
 });
 afterEach(() => log.mockRestore());
-
-async function admin<T>(work: (a: Awaited<ReturnType<Dovecot["admin"]>>) => Promise<T>): Promise<T> {
-  const a = await dovecot.admin("carol");
-  try {
-    return await work(a);
-  } finally {
-    await a.close();
-  }
-}
 
 let boxes = 0;
 /** A fresh mailbox of `n` messages, and two fresh folders to move into; their names. */
@@ -74,7 +59,7 @@ async function move(args: Record<string, unknown>, url: string) {
   const registry = fakeRegistry();
   registry.live(CALL.scope, CALL.key);
   const channel = { slug: "mailbox", url, ttlMs: 10_000, headers: {}, call: CALL, caller: "dev-session" };
-  return callBundle(handler, { mount: "mailbox", name: "move_messages", args, channel, env: { ...accountEnv("mailbox", dovecot, "carol"), STRAD_POLL_INTERVAL_MS: "20", CALLS: registry.ns } });
+  return callBundle(handler, { mount: "mailbox", name: "move_messages", args, channel, env: { ...accountEnv("mailbox", dovecot(), "carol"), STRAD_POLL_INTERVAL_MS: "20", CALLS: registry.ns } });
 }
 
 const audits = (): AuditLine[] =>

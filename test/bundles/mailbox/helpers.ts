@@ -3,7 +3,9 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
+import { afterAll, beforeAll } from "vitest";
 import type { Connector, SocketLike } from "../../../bundles/mailbox/mailbox.client";
+import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 // @ts-expect-error: plain ESM helper without types
 import { DEV_USERS, startDovecot } from "../../servers/dovecot/dovecot.mjs";
 
@@ -80,5 +82,45 @@ export function accountEnv(mount: string, dovecot: Dovecot, user: string, extra:
     [`${ns}IMAP_PASSWORD`]: dovecot.users[user] as string,
     [`${ns}IMAP_SECURITY`]: "plain",
     ...extra,
+  };
+}
+
+export interface TestMail {
+  /** The file's Dovecot; only once its beforeAll has run. */
+  dovecot: () => Dovecot;
+  /** `work` in an admin session of carol's account, closed after it. */
+  admin: <T>(work: (a: ImapAdmin) => Promise<T>) => Promise<T>;
+}
+
+/**
+ * A Dovecot for the enclosing test file, with the bundle's sockets pointed at Node's (or at `connector`), stopped and put
+ * back after it. Starting Dovecot (and making its TLS certificates) takes about a second here; 60 s allows a slow CI
+ * machine.
+ */
+export function useTestDovecot(connector: Connector = nodeConnector()): TestMail {
+  let dovecot: Dovecot | undefined;
+  let restore: (() => void) | undefined;
+  beforeAll(async () => {
+    dovecot = await startTestDovecot();
+    restore = useConnector(connector);
+  }, 60_000);
+  afterAll(async () => {
+    restore?.();
+    await dovecot?.stop();
+  });
+  const running = () => {
+    if (dovecot === undefined) throw new Error("the test Dovecot is not running");
+    return dovecot;
+  };
+  return {
+    dovecot: running,
+    admin: async (work) => {
+      const a = await running().admin("carol");
+      try {
+        return await work(a);
+      } finally {
+        await a.close();
+      }
+    },
   };
 }

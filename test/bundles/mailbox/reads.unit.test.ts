@@ -1,20 +1,16 @@
 // Covers the mailbox's read tools against a real Dovecot (test/servers/dovecot/): get_attachments saves into a bound R2
 // bucket (what makes its readOnlyHint false) all or none, the message text cap (R-MAIL-9), search paged through the
 // tool with its offset, and reads that leave \Seen unset, peeking on a mailbox opened read-only (R-MAIL-5).
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
 import type { Connector } from "../../../bundles/mailbox/mailbox.client";
 import { MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS } from "../../../bundles/mailbox/mailbox.mime";
-import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 // @ts-expect-error: plain ESM helper without types
 import { message } from "../../servers/dovecot/imap-admin.mjs";
 import { callBundle } from "../kit/helpers/bundle";
 import { CALL, fakeRegistry } from "../pads/helpers";
-import { accountEnv, type Dovecot, type ImapAdmin, nodeConnector, startTestDovecot } from "./helpers";
-
-let dovecot: Dovecot;
-let restore: () => void;
+import { accountEnv, nodeConnector, useTestDovecot } from "./helpers";
 
 /** Node's sockets, with every command the bundle sends kept as text (the wire is where EXAMINE and PEEK show). */
 function recordingConnector(): Connector & { sent: string[] } {
@@ -38,26 +34,10 @@ function recordingConnector(): Connector & { sent: string[] } {
   return connector;
 }
 const connector = recordingConnector();
-
-// Starting Dovecot (and making its TLS certificates) takes about a second here; 60 s allows a slow CI machine.
-beforeAll(async () => {
-  dovecot = await startTestDovecot();
-  restore = useConnector(connector);
-}, 60_000);
-afterAll(async () => {
-  restore?.();
-  await dovecot?.stop();
-});
+const mail = useTestDovecot(connector);
+const dovecot = mail.dovecot;
+const admin = mail.admin;
 beforeEach(() => resetSwitchLog());
-
-async function admin<T>(work: (a: ImapAdmin) => Promise<T>): Promise<T> {
-  const a = await dovecot.admin("carol");
-  try {
-    return await work(a);
-  } finally {
-    await a.close();
-  }
-}
 
 let boxes = 0;
 const freshName = () => `R${++boxes}-${Date.now().toString(36)}`;
@@ -88,7 +68,7 @@ function recordingBucket() {
 async function call(name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const registry = fakeRegistry();
   registry.live(CALL.scope, CALL.key);
-  return callBundle(handler, { mount: "mailbox", name, args, env: { ...accountEnv("mailbox", dovecot, "carol"), CALLS: registry.ns, ...extra } });
+  return callBundle(handler, { mount: "mailbox", name, args, env: { ...accountEnv("mailbox", dovecot(), "carol"), CALLS: registry.ns, ...extra } });
 }
 
 const REPORT = message({
