@@ -174,7 +174,7 @@ export function postureOf(roster: Roster, options: PostureOptions = {}): Posture
 
   const slugs = roster.servers.map((s, index): SlugPosture => {
     const channelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: probeUrl(s, roster), roster, env, call: PROBE_CALL });
-    // The same caller with no approval URL, over 2026-07-28 with form elicitation declared: whether it is asked at its client.
+    // The same caller with no approval URL, its client declaring form elicitation (either revision): whether it is asked at its client.
     const clientChannelFor = (caller: Caller) => buildChannel({ server: s, caller, headerValue: null, roster, env, call: PROBE_CALL, clientForm: true });
     const reasons: string[] = [];
     let verdict: Verdict;
@@ -381,9 +381,9 @@ function guardedFor(
 
 /** The reason line of a slug with clientQuestions: true. */
 const CLIENT_QUESTIONS =
-  "clientQuestions: true: a caller the roster declares asks: client is asked at its own MCP client instead when its call names no X-Elicitation-Url, comes over 2026-07-28 and declares form elicitation (input_required with a requestState the bundle seals with its STRAD_SEAL_KEY; the write happens on the retry carrying the answer); every other caller is as above";
+  "clientQuestions: true: a caller the roster declares asks: client is asked at its own MCP client instead when its call names no X-Elicitation-Url and its client declares form elicitation: over 2026-07-28 as input_required with a requestState the bundle seals with its STRAD_SEAL_KEY, the client's retry carrying the answer; over 2025-11-25 as elicitation/create pushed on the call's stream, the gateway retrying inside the call (the write happens on the retry); every other caller is as above";
 /** What a human-backed caller's guarded call without an approval URL gets on such a slug. */
-const CLIENT_PATH = "without one, over 2026-07-28 with form elicitation declared, asked at its own client (client question, sealed state); otherwise refused";
+const CLIENT_PATH = "without one, its client declaring form elicitation (2026-07-28, or 2025-11-25 at initialize), asked at its own client (client question, sealed state); otherwise refused";
 
 // ---- The two-call token (bundles/kit/token.ts): a slug's `fallback: token` and the bundle's ELICITATION ----
 // Only a bundle that opts in takes the token (pads); it reads ELICITATION with the kit's own function. Gmail and
