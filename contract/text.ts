@@ -25,6 +25,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 const LINE_BREAK_OR_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 
 export const REPLACEMENT = "\ufffd";
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** Every unsafe character and lone surrogate replaced by `replacement`; nothing dropped silently. */
 export function replaceUnsafe(text: string, replacement: string = REPLACEMENT): string {
@@ -52,6 +53,8 @@ export interface CleanOptions {
 
 /** One line of text, safe to show: unsafe characters replaced (runs of whitespace collapsed on request), cut at `max` characters with a marker. */
 export function cleanLine(text: string, max: number, options: string | CleanOptions = REPLACEMENT): string {
+  // Printable ASCII holds nothing unsafe and no surrogate: the everyday name (a method, a tool) is its own clean line.
+  if (text.length <= max && typeof options === "string" && PRINTABLE_ASCII.test(text)) return text;
   const { replacement = REPLACEMENT, collapse = false } = typeof options === "string" ? { replacement: options } : options;
   const replaced = replaceUnsafe(text, replacement);
   const clean = collapse ? collapseWhitespace(replaced) : replaced;

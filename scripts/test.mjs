@@ -28,6 +28,19 @@ const parts =
     ? [{ ...typecheck, tag: "" }]
     : [typecheck, { tag: "[e2e] ", command: VITEST, argv: ["run", "--project", "e2e"] }, { tag: "[unit] ", command: VITEST, argv: ["run", "--project", "unit", "--project", "processes"] }];
 
+// Each half's vitest summary ("Tests  2851 passed (2851)", "Tests  1 failed | 2850 passed (2851)"), added up into one
+// plain closing line that any reader of the run can count by: "tests: N passed, N failed".
+const totals = { passed: 0, failed: 0, skipped: 0 };
+function count(line) {
+  const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
+  if (!/^\s*Tests\s+\d/.test(plain)) return;
+  for (const key of Object.keys(totals)) {
+    const found = new RegExp(`(\\d+) ${key}`).exec(plain);
+    if (found !== null) totals[key] += Number(found[1]);
+  }
+}
+const closing = () => `tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped > 0 ? `, ${totals.skipped} skipped` : ""}\n`;
+
 const children = parts.map(({ tag, command, argv }) => {
   const child = spawn(command, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
   for (const [from, to] of [
@@ -39,10 +52,16 @@ const children = parts.map(({ tag, command, argv }) => {
     from.on("data", (text) => {
       const lines = (rest + text).split("\n");
       rest = lines.pop() ?? "";
-      for (const line of lines) to.write(`${tag}${line}\n`);
+      for (const line of lines) {
+        count(line);
+        to.write(`${tag}${line}\n`);
+      }
     });
     from.on("end", () => {
-      if (rest !== "") to.write(`${tag}${rest}\n`);
+      if (rest !== "") {
+        count(rest);
+        to.write(`${tag}${rest}\n`);
+      }
     });
   }
   return { tag, done: new Promise((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal === null ? 1 : 128)))), child };
@@ -58,6 +77,7 @@ const codes = await Promise.all(children.map((c) => c.done));
 const failed = children.filter((_, i) => codes[i] !== 0);
 if (failed.length > 0) {
   process.stderr.write(`npm test: failed in ${failed.map((c) => c.tag.trim() || "the typecheck").join(", ")}\n`);
+  if (args.length === 0) process.stdout.write(closing());
   process.exit(1);
 }
 if (args.length > 0) {
@@ -65,5 +85,6 @@ if (args.length > 0) {
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => single.kill(signal));
   single.on("close", (code) => process.exit(code ?? 1));
 } else {
+  process.stdout.write(closing());
   process.exit(0);
 }
