@@ -226,7 +226,8 @@ export function overlayReader(
   readTimeoutMs = OVERLAY_READ_TIMEOUT_MS,
 ) {
   const baseView: EffectiveView = { roster: base, runtime: new Map(), version: 0 };
-  let cached: { at: number; view: EffectiveView } | undefined;
+  let cached: { at: number; view: EffectiveView; answer: Promise<EffectiveView> } | undefined;
+  const baseAnswer = Promise.resolve(baseView);
   let pending: Promise<EffectiveView> | undefined;
   let lastBad: string | undefined;
   /** The last overlay this isolate read and could serve; what an unreadable object leaves it serving. */
@@ -264,14 +265,15 @@ export function overlayReader(
     return lastGood;
   };
 
+  // A fresh view answers before anything else is touched: naming the object (a stub of it) is needed only for a read.
   return (env: Record<string, unknown>): Promise<EffectiveView> => {
-    const s = store(env);
-    if (s === undefined) return Promise.resolve(baseView);
     const t = now();
-    if (cached !== undefined && t - cached.at < ttlMs) return Promise.resolve(cached.view);
+    if (cached !== undefined && t - cached.at < ttlMs) return cached.answer;
+    const s = store(env);
+    if (s === undefined) return baseAnswer;
     // One read at a time per isolate; the requests that arrive meanwhile wait for it.
     pending ??= load(s).then((view) => {
-      cached = { at: t, view };
+      cached = { at: t, view, answer: Promise.resolve(view) };
       pending = undefined;
       return view;
     });
