@@ -8,6 +8,7 @@ export const SLOWEST_FIRST = [
   // The three that build every Worker again and again start one by one among the three workers, each beside a file
   // that mostly waits, rather than all at once.
   "test/scripts/deploy-rehearsal.test.ts",
+  "test/scripts/production-rehearsal.test.ts",
   "test/bundles/mailbox/tools.unit.test.ts",
   "test/scripts/deploy.test.ts",
   "test/bundles/kit/bundle-direct.unit.test.ts",

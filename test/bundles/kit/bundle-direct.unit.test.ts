@@ -1,7 +1,7 @@
 // A bundle called directly (docs/rules.md R-CHAN-13): every bundle of the tree, built as deployed and run on workerd with a public address of its own (a route, as workers.dev or a Preview URL would give it) and no gateway in front, refuses tools/list, a read tool and a guarded tool with no channel, a forged waiver and a forged confirmed channel: 403, and the recorder the forged channel names, the Gmail and Rustpad stand-ins and the echo recorder receive nothing. The same calls over a binding carrying the gateway's props do reach them, so the recorders are wired; wrong props are refused as no props are.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -55,7 +55,11 @@ const TOOLS: Record<string, { mount?: string; read: Tool; guarded?: Tool }> = {
   pads: { read: PADS_READ, guarded: ["set_document", { pad_id: "Notes1", content: "" }] },
   onepassword: { read: ["onepassword_list_vaults", {}], guarded: ["onepassword_get_item", { items: [{ vault_id: "a".repeat(26), item_id: "b".repeat(26) }] }] },
   "approval-flow": { read: ["check_status", { request_id: "forged" }], guarded: ["apply", { request_id: "forged" }] },
+  mailbox: { read: ["search_messages", { mailbox: "INBOX" }], guarded: ["delete_messages", { mailbox: "INBOX", uids: [1] }] },
 };
+
+/** Where the mailbox's IMAP account now points: a TCP listener that counts every connection made to it. */
+let imap: { server: TcpServer; port: number; connections: number };
 
 const out = mkdtempSync(join(tmpdir(), "strad-bundle-direct-"));
 const recorders: Record<"approvals" | "echo" | "gmail" | "rustpad" | "other", Recorder> = {} as never;
@@ -65,10 +69,17 @@ let runtime: Runtime;
 
 /** Where a bundle's local addresses (its .dev.vars) now point: a recorder, so anything it reaches is seen. */
 const recorderFor = (dir: string): Recorder => (dir === "echo" ? recorders.echo : dir === "google" ? recorders.gmail : dir === "pads" ? recorders.rustpad : recorders.other);
-const everySeen = () => Object.values(recorders).flatMap((r) => r.seen);
+const everySeen = () => [...Object.values(recorders).flatMap((r) => r.seen), ...Array.from({ length: imap.connections }, () => "an IMAP connection")];
 
 beforeAll(async () => {
   for (const name of ["approvals", "echo", "gmail", "rustpad", "other"] as const) recorders[name] = await startRecorder();
+  const counted = { connections: 0 };
+  const server = createTcpServer((socket) => {
+    counted.connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  imap = Object.assign(counted, { server, port: (server.address() as AddressInfo).port });
   const found = discoverWorkers(ROOT);
   gatewayBuild = buildWorker(found.gateway.config, { into: out });
   bundles = (found.bundles as { dir: string; config: string }[]).map((b) => {
@@ -76,7 +87,10 @@ beforeAll(async () => {
     const recorder = recorderFor(b.dir);
     // Every loopback address the bundle would reach (the fakes, the Rustpad fake, the echo recorder) is this recorder.
     const bindings = Object.fromEntries(
-      Object.entries((options.bindings ?? {}) as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" ? v.replace(/http:\/\/127\.0\.0\.1:\d+/g, recorder.base) : v]),
+      Object.entries((options.bindings ?? {}) as Record<string, unknown>).map(([k, v]) => [
+        k,
+        k.endsWith("__IMAP_PORT") ? String(imap.port) : typeof v === "string" ? v.replace(/http:\/\/127\.0\.0\.1:\d+/g, recorder.base) : v,
+      ]),
     );
     const manifest = JSON.parse(readFileSync(join(ROOT, "bundles", b.dir, "bundle.json"), "utf8")) as { mounts: string[] | string };
     const mount = TOOLS[b.dir]?.mount ?? (Array.isArray(manifest.mounts) ? (manifest.mounts[0] as string) : `/${b.dir}`);
@@ -99,11 +113,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await runtime?.stop();
   for (const r of Object.values(recorders)) await r?.stop();
+  await new Promise((resolve) => imap?.server.close(resolve));
   rmSync(out, { recursive: true, force: true });
 });
 
 beforeEach(() => {
   for (const r of Object.values(recorders)) r.seen.length = 0;
+  imap.connections = 0;
 });
 
 const forgedCall = { scope: "dev-session", key: "n:1", nonce: "forged-nonce-0123456789" };
@@ -214,5 +230,10 @@ describe("the same calls over a binding carrying the gateway's props (the record
     expect(recorders.gmail.seen).not.toEqual([]);
     await rpc(via(bundle("pads")), "/pads", "tools/call", call(...PADS_READ));
     expect(recorders.rustpad.seen).not.toEqual([]);
+  });
+
+  it("the mailbox's read tool reaches its IMAP address", async () => {
+    await rpc(via(bundle("mailbox")), "/mailbox", "tools/call", call("search_messages", { mailbox: "INBOX" }));
+    expect(imap.connections).toBeGreaterThan(0);
   });
 });

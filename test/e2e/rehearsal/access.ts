@@ -1,4 +1,4 @@
-// The rehearsal's stand-in for Cloudflare Access (test/e2e/rehearsal.test.ts): a team's signing key with its public
+// The rehearsal's stand-in for Cloudflare Access (test/scripts/production-rehearsal.test.ts): a team's signing key with its public
 // key set served on loopback (what the approval service's ACCESS_CERTS_URL names), application tokens shaped as
 // Cloudflare's "Application token" page shows them, and the edge in front of the approval host. Nothing here is
 // part of strad: it plays what a deployment gets from Cloudflare.

@@ -6,7 +6,7 @@
 // set (ACCESS_CERTS_URL) and an edge stand-in in front of https://approvals.example.com; Google by the Gmail fake
 // (GMAIL_API_BASE_URL, GMAIL_TOKEN_URL). A person in Debian's Chromium, carrying an Access application token shaped
 // as Cloudflare documents it, approves one send_email an MCP client asked for as the roster's caller alice.
-// (The e2e global setup's dev stack on 8787-8789 runs beside this and is not used.)
+// It needs no dev stack, so it runs in the processes project, beside the e2e half rather than inside it.
 
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeployWorker, planDeploy, type Secret } from "../../scripts/deploy-check";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, stackProcesses, startRuntime } from "../../scripts/stack.mjs";
+import { launchChromium, SHOTS } from "../e2e/browser";
+import { bearer, connectLegacy, DEV_VARS, ROOT, textOf, waitFor } from "../e2e/helpers";
+import { AccessEdge, AccessTeam, newServiceToken, relayed } from "../e2e/rehearsal/access";
 import type { OutboxEntry } from "../fakes/gmail/store";
-import { launchChromium, SHOTS } from "./browser";
-import { bearer, connectLegacy, DEV_VARS, ROOT, textOf, waitFor } from "./helpers";
-import { AccessEdge, AccessTeam, newServiceToken, relayed } from "./rehearsal/access";
 
 interface Runtime {
   url: string;
