@@ -308,9 +308,7 @@ describe("issue 26: a public address on any Worker but the gateway fails the che
     expect(planDeploy(root).errors).toEqual([expect.stringContaining("strad-bundle-demo4 (bundles/demo4/wrangler.toml) preview_urls is not set")]);
     // And without workers_dev = false, with preview_urls put back: named for that alone.
     edit(root, "bundles/demo4/wrangler.toml", (t) => t.replace(/^workers_dev = false\n/m, "preview_urls = false\n"));
-    expect(planDeploy(root).errors).toEqual([
-      "strad-bundle-demo4 (bundles/demo4/wrangler.toml) workers_dev is not set: only the gateway has a public address; set `workers_dev = false`",
-    ]);
+    expect(planDeploy(root).errors).toEqual(["strad-bundle-demo4 (bundles/demo4/wrangler.toml) workers_dev is not set: only the gateway has a public address; set `workers_dev = false`"]);
   });
 
   it("lists the approval service's example.com route as a placeholder for the operator to replace", () => {
