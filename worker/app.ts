@@ -15,7 +15,7 @@ import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { overlayReader, perRoster } from "./overlay";
-import { declaredModes, parseQuestionId, QUESTION_ID_PREFIX, sessionMark } from "./push";
+import { declaredModes, parseQuestionId, QUESTION_ID_PREFIX, replyOf, sessionMark } from "./push";
 import { hopCapabilities, retryParams } from "./relay";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
 import { routeTool, type Selection, selectionCache } from "./selection";
@@ -51,6 +51,35 @@ function sessionOf(request: Request): string | null {
 
 /** Keepalive on a confirmed call's stream: workerd notices a caller that left only when a write fails. */
 export const CONFIRMED_KEEPALIVE_MS = 500;
+
+/**
+ * Hands a client's answer to the call that asked (docs/rules.md R-PUSH-2): through the caller's CallRegistry object,
+ * which hands it to the isolate holding the call. Answered 202 with no body, as the transport asks; anything else is
+ * refused with a JSON-RPC error that says what was expected, and reaches nothing.
+ */
+async function relayAnswer(
+  ns: GatewayEnv["CALLS"],
+  scope: string,
+  session: string | null,
+  msg: { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: unknown },
+  bytes: number,
+): Promise<{ response: Response; outcome: string }> {
+  const refused = (status: number, message: string) => ({ response: rpcError(status, RpcCode.InvalidRequest, message), outcome: "answer_refused" });
+  const named = parseQuestionId(msg.id);
+  const reply = msg.jsonrpc === "2.0" ? replyOf(msg) : undefined;
+  if (named === undefined || reply === undefined) return refused(400, "Invalid answer: expected a JSON-RPC 2.0 response with a result or an error object to a question this gateway asked");
+  if (session === null) return refused(400, "an answer must carry the Mcp-Session-Id of the session that was asked");
+  // Held to the default cap whatever its URL's slugs allow: it goes into the retry's body.
+  if (bytes > DEFAULT_MAX_REQUEST_BYTES) return refused(413, `an answer is larger than ${DEFAULT_MAX_REQUEST_BYTES} bytes`);
+  let delivered = false;
+  try {
+    delivered = await ns.get(ns.idFromName(scope)).answer(await answerKey(session, named.requestKey), named.round, named.tag, JSON.stringify(reply));
+  } catch {
+    delivered = false;
+  }
+  if (!delivered) return refused(400, "no call of this session is waiting for that answer: it ended, was answered already, or never asked it");
+  return { response: new Response(null, { status: 202 }), outcome: "answer_relayed" };
+}
 
 function rpcError(status: number, code: number, message: string, id: string | number | null = null, headers?: Record<string, string>): Response {
   return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, { status, headers });
@@ -157,34 +186,11 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
     if (Array.isArray(message)) return finish(rpcError(400, RpcCode.InvalidRequest, "JSON-RPC batches are not supported"), "invalid_request");
     const msg = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown } | null;
     const id = typeof msg?.id === "string" || typeof msg?.id === "number" ? msg.id : null;
-    // A 2025-11-25 client's answer to a question the gateway pushed on one of its calls' streams (docs/rules.md R-PUSH-2):
-    // handed to that call's record, which hands it to the isolate holding the call; answered 202 as the transport asks.
+    // A 2025-11-25 client's answer to a question the gateway pushed on one of its calls' streams (docs/rules.md R-PUSH-2).
     if (msg !== null && typeof msg === "object" && msg.method === undefined && typeof msg.id === "string" && msg.id.startsWith(QUESTION_ID_PREFIX)) {
       line.method = "answer";
-      const named = parseQuestionId(msg.id);
-      const session = sessionOf(c.req.raw);
-      const reply =
-        msg.jsonrpc !== "2.0"
-          ? undefined
-          : "result" in msg && typeof msg.result === "object" && msg.result !== null && !Array.isArray(msg.result)
-            ? { result: msg.result }
-            : "error" in msg && typeof msg.error === "object" && msg.error !== null
-              ? { error: msg.error }
-              : undefined;
-      if (named === undefined || reply === undefined)
-        return finish(rpcError(400, RpcCode.InvalidRequest, "Invalid answer: expected a JSON-RPC 2.0 response with a result or an error object to a question this gateway asked"), "answer_refused");
-      if (session === null) return finish(rpcError(400, RpcCode.InvalidRequest, "an answer must carry the Mcp-Session-Id of the session that was asked"), "answer_refused");
-      // An answer is held to the default cap whatever its URL's slugs allow: it goes into the retry's body.
-      if (body.bytes > DEFAULT_MAX_REQUEST_BYTES) return finish(rpcError(413, RpcCode.InvalidRequest, `an answer is larger than ${DEFAULT_MAX_REQUEST_BYTES} bytes`), "answer_refused");
-      let delivered = false;
-      try {
-        const ns = c.env.CALLS;
-        delivered = await ns.get(ns.idFromName(caller.id)).answer(await answerKey(session, named.requestKey), named.round, named.tag, JSON.stringify(reply));
-      } catch {
-        delivered = false;
-      }
-      if (!delivered) return finish(rpcError(400, RpcCode.InvalidRequest, "no call of this session is waiting for that answer: it ended, was answered already, or never asked it"), "answer_refused");
-      return finish(new Response(null, { status: 202 }), "answer_relayed");
+      const relayed = await relayAnswer(c.env.CALLS, caller.id, sessionOf(c.req.raw), msg, body.bytes);
+      return finish(relayed.response, relayed.outcome);
     }
     if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0" || typeof msg.method !== "string") {
       return finish(rpcError(400, RpcCode.InvalidRequest, 'Invalid request: expected a JSON-RPC 2.0 object with a "method"', id), "invalid_request");

@@ -78,6 +78,13 @@ export function questionFrame(id: string, params: Record<string, unknown>): Uint
 /** What the client answered one question with, as the registry handed it on. */
 export type ClientReply = { ok: true; result: Record<string, unknown> } | { ok: false; code: number | undefined };
 
+/** What an answer POST carries on to the registry: its `result` object or its `error` object, or undefined for neither. */
+export function replyOf(msg: { result?: unknown; error?: unknown }): { result: Record<string, unknown> } | { error: Record<string, unknown> } | undefined {
+  if (isPlainObject(msg.result)) return { result: msg.result };
+  if (isPlainObject(msg.error)) return { error: msg.error };
+  return undefined;
+}
+
 /** Reads the registry's payload (`{"result":…}` or `{"error":…}`); undefined for anything else. */
 export function readReply(payload: string): ClientReply | undefined {
   let parsed: unknown;
