@@ -166,18 +166,35 @@ export class GmailClient {
     if (tokens.get(this.mount)?.token === token) tokens.delete(this.mount);
   }
 
-  /** A GET against the API. A refused token is renewed once; reads are safe to repeat. */
+  /**
+   * A GET against the API. Reads are safe to repeat: a refused token is renewed once, and a connection that failed
+   * before any answer (a kept-alive connection closed under the request) is tried once more, never once the call was
+   * dropped or the request's own time ran out.
+   */
   async get(path: string, query: Record<string, string | readonly string[] | undefined>, signal: AbortSignal): Promise<unknown> {
     const url = this.url(path, query);
-    for (let attempt = 0; ; attempt++) {
+    let reconnected = false;
+    let renewed = false;
+    for (;;) {
       const token = await this.accessToken(signal);
       let response: Response;
+      const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
       try {
-        response = await this.doFetch(url, { method: "GET", headers: { authorization: `Bearer ${token}`, accept: "application/json" }, redirect: "manual", signal: callSignal(signal) });
+        response = await this.doFetch(url, {
+          method: "GET",
+          headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+          redirect: "manual",
+          signal: AbortSignal.any([signal, timeout]),
+        });
       } catch {
+        if (!reconnected && !signal.aborted && !timeout.aborted) {
+          reconnected = true;
+          continue;
+        }
         throw failedFetch(signal, "Gmail");
       }
-      if (response.status === 401 && attempt === 0) {
+      if (response.status === 401 && !renewed) {
+        renewed = true;
         await response.body?.cancel().catch(() => {});
         this.invalidate(token);
         continue;

@@ -1,6 +1,6 @@
 // The Gmail client and the read tools against the fake: token exchange cached per mount until expiry, each mount's own credentials only, endpoints, and what search, message, thread and draft reads answer.
 import { describe, expect, it } from "vitest";
-import { credentialsFor, DEFAULT_API_BASE, DEFAULT_TOKEN_URL, endpointsFor } from "../../../bundles/google/google.client";
+import { credentialsFor, DEFAULT_API_BASE, DEFAULT_TOKEN_URL, endpointsFor, GmailClient } from "../../../bundles/google/google.client";
 import { SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
 import { AGENT, harness, PERSON, requestsTo } from "./helpers";
 
@@ -158,5 +158,51 @@ describe("the read tools", () => {
     const { answer } = await read("get_message", { message_id: "msg-nope" });
     expect(answer.text).toBe("Not done: Gmail answered HTTP 404.");
     expect(JSON.stringify(answer.result)).not.toContain(SECRET_MARKER);
+  });
+});
+
+describe("a read whose connection fails before any answer", () => {
+  const CREDENTIALS = { clientId: "client-1", clientSecret: "secret-1", refreshToken: "refresh-1" };
+  const ENDPOINTS = { apiBase: "http://127.0.0.1:9/gmail/v1/users/me", tokenUrl: "http://127.0.0.1:9/token" };
+  /** A Gmail stand-in: the token endpoint answers; each GET takes the next of `gets` (throw: the connection failed). */
+  function client(gets: ("throw" | "ok" | 401)[], mount = `retry-${crypto.randomUUID()}`) {
+    const seen: string[] = [];
+    const doFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const method = init?.method ?? "GET";
+      seen.push(method);
+      if (method === "POST") return Response.json({ access_token: `token-${seen.length}`, expires_in: 3600 });
+      const next = gets.shift();
+      if (next === "throw" || next === undefined) throw new TypeError("Network connection lost.");
+      if (next === 401) return new Response("", { status: 401 });
+      return Response.json({ id: "msg-1", url: String(input) });
+    };
+    return { gmail: new GmailClient(mount, CREDENTIALS, ENDPOINTS, doFetch), seen };
+  }
+
+  it("is tried once more, and answers", async () => {
+    const { gmail, seen } = client(["throw", "ok"]);
+    expect(await gmail.get("/messages/msg-1", {}, new AbortController().signal)).toMatchObject({ id: "msg-1" });
+    expect(seen).toEqual(["POST", "GET", "GET"]);
+  });
+
+  it("is not tried a third time: two failures fail the read, naming Gmail and nothing else", async () => {
+    const { gmail, seen } = client(["throw", "throw", "ok"]);
+    await expect(gmail.get("/messages/msg-1", {}, new AbortController().signal)).rejects.toThrow(/^Gmail could not be reached$/);
+    expect(seen.filter((m) => m === "GET")).toHaveLength(2);
+  });
+
+  it("keeps its one token renewal besides: a failed connection, then a refused token, then the answer", async () => {
+    const { gmail, seen } = client(["throw", 401, "ok"]);
+    expect(await gmail.get("/messages/msg-1", {}, new AbortController().signal)).toMatchObject({ id: "msg-1" });
+    expect(seen).toEqual(["POST", "GET", "GET", "POST", "GET"]);
+  });
+
+  it("is not tried again once the call was dropped", async () => {
+    const dropped = new AbortController();
+    const { gmail, seen } = client(["throw", "ok"]);
+    const pending = gmail.get("/messages/msg-1", {}, dropped.signal);
+    dropped.abort();
+    await expect(pending).rejects.toThrow(/dropped/);
+    expect(seen.filter((m) => m === "GET").length).toBeLessThanOrEqual(1);
   });
 });
