@@ -18,6 +18,26 @@ export interface Message {
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** The elicitation modes a client declares (`capabilities.elicitation`). */
+export interface ElicitationModes {
+  form: boolean;
+  url: boolean;
+}
+
+export const NO_ELICITATION: ElicitationModes = Object.freeze({ form: false, url: false });
+
+/**
+ * The elicitation modes a capabilities object declares, read as the SDK reads them: a bare `elicitation: {}` is form,
+ * URL mode only when named; anything that is not an object declares nothing. The one reading of a declaration, whether
+ * it came in a 2026-07-28 envelope, a 2025-11-25 initialize or the gateway's hop.
+ */
+export function elicitationModes(capabilities: unknown): ElicitationModes {
+  const elicitation = isPlainObject(capabilities) ? capabilities.elicitation : undefined;
+  if (!isPlainObject(elicitation)) return NO_ELICITATION;
+  const url = elicitation.url !== undefined;
+  return { form: elicitation.form !== undefined || !url, url };
+}
+
 /**
  * An object literal's kind of object (or one without a prototype), with no toJSON: what JSON.stringify writes
  * exactly as the SDK's schemas would rebuild it. A class instance (getters on its prototype, inherited members,

@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { DEFAULT_MAX_REQUEST_BYTES, discardBody, dropUnauthenticatedBody, MAX_REQUEST_BYTES_CEILING, readCountedText } from "../contract/body";
 import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
+import { elicitationModes } from "../contract/tool-call";
 import { adminRoutes, overlayStore } from "./admin";
 import { CallerTable } from "./auth";
 import { type ProbedStream, probedStream } from "./caller-stream";
@@ -15,7 +16,7 @@ import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
 import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
 import { overlayReader, perRoster } from "./overlay";
-import { declaredModes, parseQuestionId, QUESTION_ID_PREFIX, replyOf, sessionMark } from "./push";
+import { parseQuestionId, QUESTION_ID_PREFIX, replyOf, sessionMark } from "./push";
 import { hopCapabilities, retryParams } from "./relay";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
 import { routeTool, type Selection, selectionCache } from "./selection";
@@ -273,7 +274,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
     if (msg.method === "initialize" && response.ok) {
       response = new Response(response.body, response);
       // The id carries what its initialize declared of elicitation, so a question can be pushed to it later (R-PUSH-1).
-      const declared = declaredModes((params as { capabilities?: unknown }).capabilities);
+      const declared = elicitationModes((params as { capabilities?: unknown }).capabilities);
       response.headers.set(SESSION_HEADER, `${newSessionId()}${sessionMark(declared)}`);
     }
     // Only an event stream is probed: the SDK's JSON refusals (406, 400) pass as they are, valid JSON (docs/rules.md R-KEEP-1).

@@ -4,7 +4,7 @@ import { type CallToolResult, isInputRequiredResult, type ListToolsResult, Proto
 import { type CallRegistryNamespace, MAX_QUESTION_ROUNDS, questionTag, requestKey } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
 import { RpcCode } from "../contract/rpc";
-import { isPlainObject } from "../contract/tool-call";
+import { type ElicitationModes, elicitationModes, isPlainObject, NO_ELICITATION } from "../contract/tool-call";
 import { isSecureOrLoopback } from "../contract/url-policy";
 import type { Caller } from "./auth";
 import type { ProbedStream } from "./caller-stream";
@@ -14,7 +14,7 @@ import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, ses
 import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
 import { describeUnselected, type Roster, resolveHeaderMap, type ServerEntry, toolAllowed } from "./roster";
 import { describeSelection, describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
-import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError } from "./upstream";
+import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError, type UpstreamResult } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
 
@@ -219,6 +219,8 @@ interface PushTarget {
   answerBy: number;
   /** Epoch ms the call started at, so a late answer's error says how long answers counted for. */
   started: number;
+  /** The elicitation modes the caller's client declared. */
+  modes: ElicitationModes;
 }
 
 /** The call's end as the caller hears it: the reason its upstream was aborted with, or a generic cancel. */
@@ -238,7 +240,7 @@ async function putToCaller(gw: GatewayRequest, slug: string, result: Record<stri
   const stream = await gw.callerStream;
   const requests = (result.inputRequests ?? {}) as Record<string, { method?: unknown; params?: unknown }>;
   const entries = Object.entries(requests);
-  const modes = sessionModes(gw.session);
+  const modes = target.modes;
   const refuse = (why: string): never => {
     gw.log.outcome = "question_unaskable";
     throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnaskable(slug, why));
@@ -317,18 +319,6 @@ function isLink(value: unknown): boolean {
   }
 }
 
-/** Whether the hop's capabilities (relay.ts hopCapabilities: the caller's own declaration, read as the SDK reads it) include form elicitation. */
-function hasForm(capabilities: Readonly<Record<string, unknown>> | undefined): boolean {
-  const elicitation = capabilities?.elicitation;
-  return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).form !== undefined;
-}
-
-/** The same for URL-mode elicitation. */
-function hasUrl(capabilities: Readonly<Record<string, unknown>> | undefined): boolean {
-  const elicitation = capabilities?.elicitation;
-  return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).url !== undefined;
-}
-
 /** Whether every question of an input_required result is a URL-mode elicitation: a link, which collects nothing. */
 function onlyLinks(result: Record<string, unknown>): boolean {
   const requests = isPlainObject(result.inputRequests) ? Object.values(result.inputRequests) : [];
@@ -369,6 +359,10 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   let askClient = false;
   /** When a pushed question's answer stops counting (PushTarget.answerBy): set with the channel. */
   let answerBy = 0;
+  let started = 0;
+  /** The elicitation modes the caller's client declared, read once for a confirmed call. */
+  let callerModes: ElicitationModes = NO_ELICITATION;
+  const modern = call.origin?.era === "modern";
   /** A gated mount on an approval channel whose caller takes URL-mode elicitation: it may put a link, and nothing else, to the caller (R-PUSH-5). */
   let urlToCaller = false;
   /** Answers to questions pushed on this call's stream (push.ts): made only for a confirmed call, never on the hot path. */
@@ -382,15 +376,16 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     if (ownToken !== undefined) meta.progressToken = ownToken;
     if (isGated(server)) {
       const ref = { scope: gw.caller.id, key: "", nonce: crypto.randomUUID() };
-      // Whether this call's client can be asked a form itself (R-CHAN-15): on 2026-07-28, form declared in the request's
-      // envelope; on 2025-11-25, form declared at initialize (the session's mark) on a call answered as a stream (R-PUSH-1).
-      const clientForm = call.origin?.era === "modern" ? hasForm(gw.hopCapabilities) : gw.callerStream !== undefined && sessionModes(gw.session).form;
+      // What this call's client can be asked (R-CHAN-15): on 2026-07-28, what the request's envelope declared; on
+      // 2025-11-25, what initialize declared (the session's mark), on a call answered as a stream (R-PUSH-1).
+      callerModes = modern ? elicitationModes(gw.hopCapabilities) : gw.callerStream !== undefined ? sessionModes(gw.session) : NO_ELICITATION;
+      const clientForm = callerModes.form;
       const channel = buildChannel({ server, caller: gw.caller, headerValue: gw.elicitationHeader, roster: gw.roster, env: gw.env, call: ref, clientForm });
       meta[CHANNEL_META_KEY] = channel;
-      answerBy = Date.now() + channelTtlMs(server.timeoutMs);
+      started = Date.now();
+      answerBy = started + channelTtlMs(server.timeoutMs);
       askClient = channel !== undefined && "ask" in channel;
-      const modernCall = call.origin?.era === "modern";
-      urlToCaller = channel !== undefined && "url" in channel && (modernCall ? hasUrl(gw.hopCapabilities) : gw.callerStream !== undefined && sessionModes(gw.session).url);
+      urlToCaller = channel !== undefined && "url" in channel && callerModes.url;
       // The channel carries `ref` itself, so the key (by session, approval URL or nonce: R-CALL-12) reaches the bundle's gate too.
       const origin = call.origin ?? { era: "legacy", session: gw.session ?? null };
       ref.key = await recordKey(origin, call.id, channel !== undefined && "url" in channel ? channel.url : undefined, ref.nonce);
@@ -418,11 +413,10 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     // (docs/rules.md R-FWD-8). The caller's own _meta never does (R-FWD-2). An ungated mount is told the elicitation
     // modes the caller declared, so it may ask; a gated one is told none, so its question never goes to the caller,
     // unless its channel is a client question (R-CHAN-15): then the question is the point, and the caller declared form.
-    const modern = call.origin?.era === "modern";
     // On 2025-11-25 the gateway itself answers the mount's questions, with what its caller answers (push.ts, R-PUSH-1).
     const pushing = !modern && (askClient || urlToCaller) && registered !== undefined;
-    const capabilities =
-      modern && (!isGated(server) || askClient) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : urlToCaller ? URL_TO_CALLER : pushing ? modesCapabilities(sessionModes(gw.session)) : NO_CAPABILITIES;
+    const capabilities = modern && (!isGated(server) || askClient) ? (gw.hopCapabilities ?? NO_CAPABILITIES) : urlToCaller ? URL_TO_CALLER : pushing ? modesCapabilities(callerModes) : NO_CAPABILITIES;
+    // One call to the mount, on the first call and on every retry alike; `checked` turns its failure into the caller's error.
     const ask = (retry: RetryParams | undefined) =>
       callUpstream({
         server,
@@ -438,12 +432,13 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
           void call.notify({ method: "notifications/progress", params: { ...progress, progressToken: callerToken } }).catch(() => {});
         },
       });
-    let answer = await ask(modern ? gw.retry : undefined);
-    drained = answer.drained === true;
-    if (!answer.ok) {
+    const checked = (answer: UpstreamResult): Extract<UpstreamResult, { ok: true }> => {
+      drained = answer.drained === true;
+      if (answer.ok) return answer;
       gw.log.outcome = answer.error.code.toLowerCase();
       throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
-    }
+    };
+    let answer = checked(await ask(modern ? gw.retry : undefined));
     // Each question the mount asks goes to the caller in turn, and the mount is called again with the answers and its
     // own state, inside this call: its claim, hold and deadline hold for the retry as for any call (R-PUSH-3).
     for (let round = 1; pushing && registered !== undefined && answers !== undefined && isInputRequiredResult(answer.result); ) {
@@ -455,15 +450,11 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
         first: round,
         form: askClient,
         answerBy,
-        started: answerBy - channelTtlMs(server.timeoutMs),
+        started,
+        modes: callerModes,
       });
       round += retry.asked;
-      answer = await ask(retry.params);
-      drained = answer.drained === true;
-      if (!answer.ok) {
-        gw.log.outcome = answer.error.code.toLowerCase();
-        throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
-      }
+      answer = checked(await ask(retry.params));
     }
     if (isInputRequiredResult(answer.result)) {
       // The mount's question goes back to the caller as the SDK encodes it, on the revision that has it (R-FWD-9).

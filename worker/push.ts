@@ -6,7 +6,7 @@
 // routed to this call through the caller's CallRegistry object), and retries the mount with the answers and the state
 // the mount sealed. The mount is asked, sealed and claimed exactly as on 2026-07-28: the gateway holds nothing it could
 // act on, and the retry runs inside the caller's own call, under its claim, hold and deadline.
-import { isPlainObject } from "../contract/tool-call";
+import { type ElicitationModes, isPlainObject, NO_ELICITATION } from "../contract/tool-call";
 
 /** The first segment of every question id the gateway pushes; nothing else the gateway sends has it. */
 export const QUESTION_ID_PREFIX = "strad-q:";
@@ -34,38 +34,23 @@ export function parseQuestionId(id: unknown): QuestionRef | undefined {
   return { round: Number(match[1]), tag: match[2] as string, requestKey: match[3] as string };
 }
 
-/** The elicitation modes a 2025-11-25 client declared at initialize, as the SDK reads them: a bare `elicitation: {}` is form. */
-export interface Modes {
-  form: boolean;
-  url: boolean;
-}
-
-const NO_MODES: Modes = Object.freeze({ form: false, url: false });
-
-export function declaredModes(capabilities: unknown): Modes {
-  const elicitation = isPlainObject(capabilities) ? capabilities.elicitation : undefined;
-  if (!isPlainObject(elicitation)) return NO_MODES;
-  const url = elicitation.url !== undefined;
-  return { form: elicitation.form !== undefined || !url, url };
-}
-
 /**
  * The session id's mark of what its initialize declared (docs/rules.md R-PUSH-1). The gateway keeps nothing per session,
  * so the id it hands out carries it and the client echoes it: `.f` form, `.u` URL, `.fu` both, nothing for none. A
  * client that changes the mark only changes which questions it is sent; nothing is decided by it but that.
  */
-export function sessionMark(modes: Modes): string {
+export function sessionMark(modes: ElicitationModes): string {
   return modes.form && modes.url ? ".fu" : modes.form ? ".f" : modes.url ? ".u" : "";
 }
 
-export function sessionModes(session: string | null | undefined): Modes {
-  if (session === null || session === undefined) return NO_MODES;
+export function sessionModes(session: string | null | undefined): ElicitationModes {
+  if (session === null || session === undefined) return NO_ELICITATION;
   const dot = session.lastIndexOf(".");
   const mark = dot === -1 ? "" : session.slice(dot + 1);
   if (mark === "fu") return { form: true, url: true };
   if (mark === "f") return { form: true, url: false };
   if (mark === "u") return { form: false, url: true };
-  return NO_MODES;
+  return NO_ELICITATION;
 }
 
 const encoder = new TextEncoder();
@@ -93,10 +78,10 @@ export function readReply(payload: string): ClientReply | undefined {
   } catch {
     return undefined;
   }
-  if (!isPlainObject(parsed)) return undefined;
-  if (isPlainObject(parsed.result)) return { ok: true, result: parsed.result };
-  if (isPlainObject(parsed.error)) return { ok: false, code: Number.isSafeInteger(parsed.error.code) ? (parsed.error.code as number) : undefined };
-  return undefined;
+  const reply = isPlainObject(parsed) ? replyOf(parsed) : undefined;
+  if (reply === undefined) return undefined;
+  if ("result" in reply) return { ok: true, result: reply.result };
+  return { ok: false, code: Number.isSafeInteger(reply.error.code) ? (reply.error.code as number) : undefined };
 }
 
 /** Answers on their way to the call that asked: one waiter per round, settled once. */

@@ -2,7 +2,7 @@
 // round-trip): the caller's answers and the mount's state on the retry, and the elicitation capability the caller
 // declared, so the mount may ask (docs/rules.md R-FWD-8, R-FWD-9). The one place the two revisions differ here.
 import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
-import { isPlainObject } from "../contract/tool-call";
+import { type ElicitationModes, elicitationModes, isPlainObject } from "../contract/tool-call";
 
 /** What a 2026-07-28 retry carries to the mount: the caller's answers and the state the mount gave it. */
 export interface RetryParams {
@@ -35,16 +35,11 @@ const BOTH = Object.freeze({ elicitation: Object.freeze({ form: Object.freeze({}
  * gateway relays no sampling or roots request). Read as the SDK reads a declaration: a bare `elicitation: {}` is form.
  */
 export function hopCapabilities(meta: unknown): Readonly<Record<string, unknown>> {
-  const declared = isPlainObject(meta) ? meta[CLIENT_CAPABILITIES_META_KEY] : undefined;
-  const elicitation = isPlainObject(declared) ? declared.elicitation : undefined;
-  if (!isPlainObject(elicitation)) return NO_CAPABILITIES;
-  const url = elicitation.url !== undefined;
-  const form = elicitation.form !== undefined || !url;
-  return form && url ? BOTH : url ? URL_ONLY : FORM;
+  return modesCapabilities(elicitationModes(isPlainObject(meta) ? meta[CLIENT_CAPABILITIES_META_KEY] : undefined));
 }
 
-/** The capabilities the gateway declares to the mount for the modes a 2025-11-25 caller declared at initialize (push.ts). */
-export function modesCapabilities(modes: { form: boolean; url: boolean }): Readonly<Record<string, unknown>> {
+/** The capabilities the gateway declares to the mount for a caller's elicitation modes, one frozen object per set. */
+export function modesCapabilities(modes: ElicitationModes): Readonly<Record<string, unknown>> {
   return modes.form && modes.url ? BOTH : modes.form ? FORM : modes.url ? URL_ONLY : NO_CAPABILITIES;
 }
 

@@ -297,9 +297,10 @@ function readReviewState(state: string | undefined, args: string): { id: string;
  * state is the caller's own to send, and can name only the caller's own request on its own session: anything else is
  * not a retry, and the call asks afresh.
  */
-async function reviewRetry(r: Ready, slug: string): Promise<CallToolResult | undefined> {
-  // Only where a link could have been put: the slug hands it on, and the caller takes URL-mode elicitation.
-  if (r.call.requestState === undefined || !handsOnReviewUrl(r.scope.env, slug) || r.call.urlElicitation !== true) return undefined;
+async function reviewRetry(r: Ready): Promise<CallToolResult | undefined> {
+  // Only where a link could have been put (the caller calls this only where the slug hands it on): a caller that takes
+  // URL-mode elicitation.
+  if (r.call.requestState === undefined || r.call.urlElicitation !== true) return undefined;
   const state = readReviewState(r.call.requestState, await argumentsFingerprint(r.call.toolName, r.call.arguments));
   if (state === undefined) return undefined;
   const own = await ownRequest(r, state.id);
@@ -319,7 +320,10 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   const got = ready();
   if (!got.ok) return got.answer;
   const r = got.ready;
-  const retried = await reviewRetry(r, r.call.channel.kind === "ask" ? r.call.channel.channel.slug : r.scope.mount);
+  const slug = r.call.channel.kind === "ask" ? r.call.channel.channel.slug : r.scope.mount;
+  // The review link is asked for, and handed on, only where the slug opts in (R-FLOW-9).
+  const withReviewUrl = handsOnReviewUrl(r.scope.env, slug);
+  const retried = withReviewUrl ? await reviewRetry(r) : undefined;
   if (retried !== undefined) return retried;
   const payload = checkPayload(args.payload);
   if (!payload.ok) return text(`Not done: ${payload.reason}. No one was asked.`);
@@ -327,9 +331,6 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
   const expiresAt = now + ttlSeconds(args.ttlSeconds) * 1000;
   const id = crypto.randomUUID();
   const proposed = crypto.randomUUID();
-  const slug = r.call.channel.kind === "ask" ? r.call.channel.channel.slug : r.scope.mount;
-  // The review link is asked for, and handed on, only where the slug opts in (R-FLOW-9).
-  const withReviewUrl = handsOnReviewUrl(r.scope.env, slug);
   let message: string;
   try {
     message = buildFlowPrompt({ slug, purpose: args.purpose, payload: JSON.parse(payload.text), expiresAt });

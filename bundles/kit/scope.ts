@@ -3,6 +3,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
 import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type ClientChannel, type FallbackChannel } from "../../contract/channel";
+import { elicitationModes, isPlainObject } from "../../contract/tool-call";
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
 
@@ -151,15 +152,6 @@ export function callStateFor(requestId: string | number, params: Record<string, 
     arguments: params.arguments,
     ...(typeof inputResponses === "object" && inputResponses !== null && !Array.isArray(inputResponses) ? { inputResponses: inputResponses as Record<string, unknown> } : {}),
     ...(typeof requestState === "string" ? { requestState } : {}),
-    ...(declaresUrlElicitation(meta) ? { urlElicitation: true } : {}),
+    ...(elicitationModes(isPlainObject(meta) ? meta[CLIENT_CAPABILITIES_META_KEY] : undefined).url ? { urlElicitation: true } : {}),
   };
-}
-
-/** Whether the hop's envelope declares URL-mode elicitation for the caller (`elicitation: { url: {} }`). */
-function declaresUrlElicitation(meta: unknown): boolean {
-  if (typeof meta !== "object" || meta === null) return false;
-  const capabilities = (meta as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY];
-  if (typeof capabilities !== "object" || capabilities === null) return false;
-  const elicitation = (capabilities as Record<string, unknown>).elicitation;
-  return typeof elicitation === "object" && elicitation !== null && (elicitation as Record<string, unknown>).url !== undefined;
 }
