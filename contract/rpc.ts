@@ -31,3 +31,17 @@ export const RpcCode = {
   QuestionUnrelayable: -32096,
 } as const;
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];
+
+/**
+ * A JSON-RPC error the gateway answers a call with. The SDK's server sends a handler's thrown error as its code (a
+ * safe integer) and message, whatever its class, and the fast lane sends the same; the gateway's own class keeps the
+ * SDK's modules out of the hot path, which never loads them (contract/sdk.ts).
+ */
+export class RpcError extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.code = code;
+    this.name = "RpcError";
+  }
+}

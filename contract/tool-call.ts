@@ -2,7 +2,16 @@
 // and the kit's (bundles/kit/lane.ts). A lane takes a call only when the SDK's path would take it as it is, and
 // answers it byte for byte as that path does; each lane has a differential test holding it to the SDK
 // (test/worker/fast-lane.test.ts, test/bundles/kit/lane.unit.test.ts), which fails if the SDK's answers drift from these.
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, classifyInboundRequest, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY } from "@modelcontextprotocol/server";
+import { loadSdk } from "./sdk";
+
+// The protocol's own `_meta` keys, as the SDK names them (test/contract/sdk-constants.test.ts holds them to it).
+export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
+export const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
+export const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
+export const SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo";
+
+/** The 2025-era revisions the SDK serves, newest first (held to its SUPPORTED_PROTOCOL_VERSIONS by the same test). */
+export const SDK_LEGACY_REVISIONS: readonly string[] = Object.freeze(["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]);
 
 /** The revision whose requests carry their own `_meta` envelope. */
 export const MODERN_REVISION = "2026-07-28";
@@ -17,6 +26,9 @@ export interface Message {
 }
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A 2026-07-28 result that asks its caller a question, as the SDK's isInputRequiredResult tells one. */
+export const isInputRequired = (value: unknown): boolean => isPlainObject(value) && value.resultType === "input_required";
 
 /** The elicitation modes a client declares (`capabilities.elicitation`). */
 export interface ElicitationModes {
@@ -93,9 +105,10 @@ export function plainCall(message: Message, retry = false): PlainCall | undefine
  * version header was checked by the caller), and the `_meta` envelope holds only what that leg validates and
  * nothing that changes how it answers (no progress token, no log level). An envelope of the everyday shape
  * (capabilities `{}`, clientInfo a name and a version) is valid by the envelope schema's own terms; any other is
- * put to the SDK's own classifier, so a lane never accepts an envelope the SDK would refuse.
+ * put to the SDK's own classifier, so a lane never accepts an envelope the SDK would refuse. The everyday answer is
+ * given at once; only the classifier's waits for the SDK's modules (contract/sdk.ts).
  */
-export function modernCallFits(request: Request, message: Message, call: PlainCall): boolean {
+export function modernCallFits(request: Request, message: Message, call: PlainCall): boolean | Promise<boolean> {
   const headers = request.headers;
   const name = call.name;
   if (headers.get("mcp-method") !== "tools/call" || headers.get("mcp-name") !== name || name.startsWith(BASE64_SENTINEL)) return false;
@@ -109,8 +122,9 @@ export function modernCallFits(request: Request, message: Message, call: PlainCa
     Object.keys(capabilities).length === 0 &&
     (info === undefined || (isPlainObject(info) && onlyKeys(info, ["name", "version"]) && typeof info.name === "string" && typeof info.version === "string"));
   if (everyday) return true;
-  const route = classifyInboundRequest({ httpMethod: "POST", protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: "tools/call", mcpNameHeader: name, body: message });
-  return route.kind === "modern";
+  return loadSdk().then(
+    (sdk) => sdk.classifyInboundRequest({ httpMethod: "POST", protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: "tools/call", mcpNameHeader: name, body: message }).kind === "modern",
+  );
 }
 
 const RESULT_KEYS = ["content", "structuredContent", "isError", "_meta"] as const;

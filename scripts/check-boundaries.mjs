@@ -2,6 +2,9 @@
 // (bundles/<name>/, with the shared kit in bundles/kit/) and the approval service (approvals/) reach each
 // other only through contract/, which imports none of them. `node scripts/check-boundaries.mjs` lists
 // every import that crosses a boundary any other way and exits 1 when there is one.
+// It also keeps the MCP SDK's modules out of the gateway's start (contract/sdk.ts): no module of the gateway's
+// (worker/, contract/, durable-objects/) imports the SDK's values statically but the ones listed in LAZY_SDK_MODULES,
+// which nothing imports statically but for their types.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +19,43 @@ export function unitOf(relPath) {
   const parts = relPath.split(/[\\/]/);
   if (parts[0] === "bundles") return parts.length > 2 ? `bundles/${parts[1]}` : "bundles";
   return AREAS.includes(parts[0]) ? parts[0] : "root";
+}
+
+/** The gateway's modules that may import the SDK's values: each is itself only ever imported dynamically. */
+export const LAZY_SDK_MODULES = ["worker/sdk-leg.ts"];
+const SDK_PACKAGE = /^@modelcontextprotocol\/(server|core)(\/|$)/;
+const GATEWAY_UNITS = ["worker", "contract", "durable-objects"];
+const STATIC_IMPORT = /(?:^|[\s;])import\s+(type\s+)?([^'"]*?)\s*from\s*["']([^"']+)["']/gm;
+
+/** Whether a static import's clause names types only (`import type {…}`, or every member `type`). */
+function typesOnly(typeKeyword, clause) {
+  if (typeKeyword !== undefined) return true;
+  const members = /^\{([^}]*)\}$/.exec(clause.trim());
+  if (members === null) return false;
+  const names = members[1]
+    .split(",")
+    .map((m) => m.trim())
+    .filter((m) => m !== "");
+  return names.length > 0 && names.every((m) => m.startsWith("type "));
+}
+
+/** Every static import of the SDK's values into the gateway's start (see the header), as messages. */
+function sdkLoads({ path, text }) {
+  if (!GATEWAY_UNITS.includes(unitOf(path))) return [];
+  const found = [];
+  for (const m of text.matchAll(STATIC_IMPORT)) {
+    if (typesOnly(m[1], m[2])) continue;
+    const spec = m[3];
+    if (SDK_PACKAGE.test(spec) && !LAZY_SDK_MODULES.includes(path))
+      found.push(`${path} imports the MCP SDK's values statically: load them with contract/sdk.ts loadSdk, or in a module listed in LAZY_SDK_MODULES`);
+    if (spec.startsWith(".")) {
+      const target = relative(ROOT, resolve(ROOT, dirname(path), spec))
+        .split(sep)
+        .join("/");
+      if (LAZY_SDK_MODULES.some((lazy) => lazy === target || lazy === `${target}.ts`)) found.push(`${path} imports "${spec}" statically: it loads the MCP SDK, so import it with import()`);
+    }
+  }
+  return found;
 }
 
 /** Whether `from` may import `to` (both units). `fromFile` is the importing file, relative to the root. */
@@ -41,6 +81,7 @@ function* sources(dir) {
 export function violations(files) {
   const found = [];
   for (const { path, text } of files) {
+    found.push(...sdkLoads({ path, text }));
     const from = unitOf(path);
     if (from === "root") continue;
     for (const m of text.matchAll(IMPORT)) {

@@ -1,8 +1,7 @@
 // The gateway Worker: authenticates the caller, checks the request, picks the mounts and hands the
 // message to the SDK's handler. Every failure is a JSON-RPC error with a status; never a stack trace.
-import { createMcpHandler, type McpHttpHandler, originValidationResponse } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { DEFAULT_MAX_REQUEST_BYTES, discardBody, dropUnauthenticatedBody, MAX_REQUEST_BYTES_CEILING, readCountedText } from "../contract/body";
+import { DEFAULT_MAX_REQUEST_BYTES, discardBody, dropUnauthenticatedBody, readCountedText } from "../contract/body";
 import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
 import { elicitationModes } from "../contract/tool-call";
@@ -14,11 +13,13 @@ import { isGated } from "./channel";
 import { checkElicitationUrl } from "./elicitation-url";
 import { fastLane } from "./fast-lane";
 import { writeRequestLog } from "./log";
-import { createServer, type GatewayEnv, type GatewayRequest } from "./mcp";
+import type { GatewayEnv, GatewayRequest } from "./mcp";
+import { originRefusal } from "./origin";
 import { overlayReader, perRoster } from "./overlay";
 import { parseQuestionId, QUESTION_ID_PREFIX, replyOf, sessionMark } from "./push";
 import { hopCapabilities, retryParams } from "./relay";
 import { checkSeeded, parseRoster, type Roster } from "./roster";
+import type { SdkHandlers } from "./sdk-leg";
 import { routeTool, type Selection, selectionCache } from "./selection";
 
 /** A caller's body cap unless a slug allows more (roster `maxRequestBytes`, docs/rules.md R-LIMIT-4). */
@@ -104,12 +105,18 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
   const effective = roster === undefined ? undefined : overlayReader(roster, overlayStore);
   const selectFor = perRoster(selectionCache);
 
-  const factory = (ctx: { era: "legacy" | "modern"; authInfo?: { extra?: Record<string, unknown> } }) => createServer(ctx.authInfo?.extra?.gateway as GatewayRequest, ctx.era);
-  const onerror = () => {};
   // One handler per response shape: confirmed calls always stream, so that keepalives reveal a caller that left.
-  // The handlers are handed the parsed body and never read one; their bound is the largest a slug may allow.
-  const plain: McpHttpHandler = createMcpHandler(factory, { onerror, maxRequestBodySize: MAX_REQUEST_BYTES_CEILING });
-  const streamed: McpHttpHandler = createMcpHandler(factory, { onerror, responseMode: "sse", keepAliveMs: CONFIRMED_KEEPALIVE_MS, maxRequestBodySize: MAX_REQUEST_BYTES_CEILING });
+  // Built on the first request the fast lane leaves, so the SDK's modules load then and not at the start (sdk-leg.ts).
+  let sdk: Promise<SdkHandlers> | undefined;
+  const handlers = (): Promise<SdkHandlers> =>
+    (sdk ??= import("./sdk-leg").then(
+      (leg) => leg.sdkHandlers(CONFIRMED_KEEPALIVE_MS),
+      (error) => {
+        // A load that failed is tried again by the next request, not remembered.
+        sdk = undefined;
+        throw error;
+      },
+    ));
 
   const app = new Hono<{ Bindings: GatewayEnv }>();
 
@@ -152,8 +159,8 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
     const { callers } = ready;
     // A browser page's request carries an Origin; only the roster's allowedOrigins may call (the 2025-11-25
     // transport requires the check, against DNS rebinding). Server-side clients send none (docs/rules.md R-MCP-3).
-    const badOrigin = originValidationResponse(c.req.raw, roster.gateway.allowedOrigins);
-    if (badOrigin !== undefined) return refuseStranger(new Response(badOrigin.body, badOrigin), "origin_refused");
+    const badOrigin = originRefusal(c.req.raw, roster.gateway.allowedOrigins);
+    if (badOrigin !== undefined) return refuseStranger(badOrigin, "origin_refused");
 
     const caller = callers.authenticate(c.req.header("authorization") ?? null);
     if (caller === undefined) {
@@ -231,7 +238,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       // call it names may be in flight on another isolate; its record knows where.
       let checked: Response;
       try {
-        checked = await plain.fetch(c.req.raw, { parsedBody: message, authInfo });
+        checked = await (await handlers()).plain.fetch(c.req.raw, { parsedBody: message, authInfo });
       } catch {
         return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
       }
@@ -258,13 +265,14 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       line.tool = gw.log.tool;
       return finish(quick, gw.log.outcome);
     }
-    const handler = target !== undefined && isGated(target.server) ? streamed : plain;
+    const gated = target !== undefined && isGated(target.server);
     // A streamed call's questions are pushed on its stream (push.ts), which exists only once the handler answered.
     let streamReady: (stream: ProbedStream | undefined) => void = () => {};
-    if (handler === streamed) gw.callerStream = new Promise((resolve) => (streamReady = resolve));
+    if (gated) gw.callerStream = new Promise((resolve) => (streamReady = resolve));
     let response: Response;
     try {
-      response = await handler.fetch(c.req.raw, { parsedBody: message, authInfo });
+      const { plain, streamed } = await handlers();
+      response = await (gated ? streamed : plain).fetch(c.req.raw, { parsedBody: message, authInfo });
     } catch {
       streamReady(undefined);
       return finish(rpcError(500, RpcCode.Internal, "internal error", id), "internal_error");
@@ -278,7 +286,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
       response.headers.set(SESSION_HEADER, `${newSessionId()}${sessionMark(declared)}`);
     }
     // Only an event stream is probed: the SDK's JSON refusals (406, 400) pass as they are, valid JSON (docs/rules.md R-KEEP-1).
-    if (handler === streamed && response.body !== null && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    if (gated && response.body !== null && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
       // While a claim of this call is on hold, probe the caller so that one who left is noticed in time.
       const probed = probedStream(PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS, claimHoldMs(c.env));
       gw.probeCaller = probed.probe;

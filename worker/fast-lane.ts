@@ -7,8 +7,7 @@
 // Everything else (handshakes, lists, a malformed envelope or header, confirmed calls that must stream
 // keepalives, progress) goes through the SDK, which gives each refusal its own code and status; `npm run bench`
 // shows what the lane saves.
-import { ProtocolError } from "@modelcontextprotocol/server";
-import { RpcCode } from "../contract/rpc";
+import { RpcCode, RpcError } from "../contract/rpc";
 import { encodeResult, everydayResult, isPlainObject, type Message, MODERN_REVISION, modernCallFits, plainCall, resultAnswer } from "../contract/tool-call";
 import type { CallOrigin } from "./calls";
 import { isGated } from "./channel";
@@ -40,9 +39,10 @@ export async function fastLane(request: Request, message: Message, gw: GatewayRe
   // A 2026-07-28 retry (inputResponses, a string requestState) is a call the lane takes; on a 2025-era revision the SDK's.
   const call = plainCall(message, modern);
   if (call === undefined) return undefined;
-  if (modern ? !modernCallFits(request, message, call) : version === null || !LEGACY_PROTOCOL_VERSIONS.includes(version) || !legacyCallFits(request, call.params)) {
-    return undefined;
-  }
+  if (modern) {
+    const fits = modernCallFits(request, message, call);
+    if (fits !== true && !(await fits)) return undefined;
+  } else if (version === null || !LEGACY_PROTOCOL_VERSIONS.includes(version) || !legacyCallFits(request, call.params)) return undefined;
   const target = routeTool(gw.selection, call.name);
   if (target === undefined || isGated(target.server)) return undefined;
 
@@ -61,8 +61,8 @@ export async function fastLane(request: Request, message: Message, gw: GatewayRe
   } catch (error) {
     // Both legs answer a handler's failure alike: HTTP 200, jsonrpc, id, then the error (a -32002 made -32602,
     // which forwardCall already did).
-    const code = error instanceof ProtocolError ? error.code : RpcCode.Internal;
-    const text = error instanceof ProtocolError ? error.message : "internal error";
+    const code = error instanceof RpcError ? error.code : RpcCode.Internal;
+    const text = error instanceof RpcError ? error.message : "internal error";
     return Response.json({ jsonrpc: "2.0", id: callId, error: { code, message: text } });
   }
 }

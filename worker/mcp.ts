@@ -1,10 +1,10 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
-import { type CallToolResult, isInputRequiredResult, type ListToolsResult, ProtocolError, Server, type ServerContext, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
+import type { ServerContext } from "@modelcontextprotocol/server";
 import { type CallRegistryNamespace, MAX_QUESTION_ROUNDS, questionTag, requestKey } from "../contract/call-registry";
 import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
-import { RpcCode } from "../contract/rpc";
-import { type ElicitationModes, elicitationModes, isPlainObject, NO_ELICITATION } from "../contract/tool-call";
+import { RpcCode, RpcError } from "../contract/rpc";
+import { type ElicitationModes, elicitationModes, isInputRequired, isPlainObject, NO_ELICITATION, SDK_LEGACY_REVISIONS } from "../contract/tool-call";
 import { isSecureOrLoopback } from "../contract/url-policy";
 import type { Caller } from "./auth";
 import type { ProbedStream } from "./caller-stream";
@@ -13,7 +13,7 @@ import { buildChannel, channelTtlMs, isGated } from "./channel";
 import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, sessionModes } from "./push";
 import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
 import { describeUnselected, type Roster, resolveHeaderMap, type ServerEntry, toolAllowed } from "./roster";
-import { describeSelection, describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
+import { describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError, type UpstreamResult } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
@@ -60,25 +60,12 @@ const CALL_ENDED = Object.freeze(new AbortReason(Object.freeze({ code: "UPSTREAM
  * revision; a request whose MCP-Protocol-Version names it gets the SDK's unsupported-version error (docs/rules.md
  * R-MCP-4). 2026-07-28 is added by the SDK itself on the modern leg.
  */
-export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== "2025-03-26");
+export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SDK_LEGACY_REVISIONS.filter((v) => v !== "2025-03-26");
 
 /** Who the gateway says it is: in the handshake, and on 2026-07-28 in every result's `_meta` (the fast lane's too). */
 export const GATEWAY_INFO = Object.freeze({ name: "strad", version: "0.1.0" });
 
-/** `era`: which revision's leg of the SDK built this server; a confirmed call's record is keyed by it (calls.ts recordKey). */
-export function createServer(gw: GatewayRequest, era: CallOrigin["era"] = "legacy"): Server {
-  const server = new Server({ ...GATEWAY_INFO }, { capabilities: { tools: {} }, instructions: describeSelection(gw.selection), supportedProtocolVersions: [...LEGACY_PROTOCOL_VERSIONS] });
-  // Upstream answers pass through as they came; the SDK validates them on the way out.
-  server.setRequestHandler("tools/list", (_request, ctx) => track(gw, listTools(gw, ctx)) as Promise<ListToolsResult>);
-  server.setRequestHandler("tools/call", (request, ctx) => {
-    const settled = gw.settled;
-    const origin: CallOrigin = era === "modern" ? { era } : { era, session: gw.session ?? null };
-    return track(gw, settled === undefined ? callTool(gw, request.params as CallParams, ctx, origin) : Promise.resolve(settled)) as Promise<CallToolResult>;
-  });
-  return server;
-}
-
-function track<T>(gw: GatewayRequest, work: Promise<T>): Promise<T> {
+export function track<T>(gw: GatewayRequest, work: Promise<T>): Promise<T> {
   gw.pending = work.then(
     () => undefined,
     () => undefined,
@@ -110,7 +97,7 @@ function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, 
   // Resolved headers hold secrets, so they are resolved for each call and never kept.
   if (Object.keys(server.headers).length === 0) return NO_HEADERS;
   const resolved = resolveHeaderMap(server.headers, server.slug, gw.env);
-  if (!resolved.ok) throw new ProtocolError(RpcCode.UpstreamFailed, `server "${server.slug}" needs secret ${resolved.missing}, which is not seeded`);
+  if (!resolved.ok) throw new RpcError(RpcCode.UpstreamFailed, `server "${server.slug}" needs secret ${resolved.missing}, which is not seeded`);
   return resolved.headers;
 }
 
@@ -136,7 +123,7 @@ function errorCode(error: UpstreamError): number {
   return RpcCode.UpstreamFailed;
 }
 
-async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tools: Record<string, unknown>[] }> {
+export async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tools: Record<string, unknown>[] }> {
   const { servers, prefixed } = gw.selection;
   const lists = await Promise.allSettled(
     servers.map(async (server) => {
@@ -153,7 +140,7 @@ async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tool
           signal,
           fetcher: fetcherFor(gw, server),
         });
-        if (!answer.ok) throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+        if (!answer.ok) throw new RpcError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
         const listed = Array.isArray(answer.result.tools) ? (answer.result.tools as Record<string, unknown>[]) : [];
         for (const tool of listed) {
           if (typeof tool.name === "string" && toolAllowed(server, tool.name)) tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
@@ -193,7 +180,7 @@ export interface CallContext {
   origin?: CallOrigin;
 }
 
-function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext, origin: CallOrigin): Promise<Record<string, unknown>> {
+export function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerContext, origin: CallOrigin): Promise<Record<string, unknown>> {
   return forwardCall(gw, params, {
     origin,
     id: ctx.mcpReq.id,
@@ -224,9 +211,9 @@ interface PushTarget {
 }
 
 /** The call's end as the caller hears it: the reason its upstream was aborted with, or a generic cancel. */
-function endedError(slug: string, reason: unknown): ProtocolError {
+function endedError(slug: string, reason: unknown): RpcError {
   const error = reason instanceof AbortReason ? reason.error : { code: "UPSTREAM_ABORTED" as const, reason: "the call has ended" };
-  return new ProtocolError(errorCode(error), describeUpstreamError(slug, error));
+  return new RpcError(errorCode(error), describeUpstreamError(slug, error));
 }
 
 /**
@@ -243,7 +230,7 @@ async function putToCaller(gw: GatewayRequest, slug: string, result: Record<stri
   const modes = target.modes;
   const refuse = (why: string): never => {
     gw.log.outcome = "question_unaskable";
-    throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnaskable(slug, why));
+    throw new RpcError(RpcCode.QuestionUnrelayable, describeUnaskable(slug, why));
   };
   if (stream === undefined) refuse("the call is not answered as an event stream");
   // A round that asks nothing still counts, so a mount that only ever hands its state back cannot loop the call.
@@ -280,7 +267,7 @@ async function putToCaller(gw: GatewayRequest, slug: string, result: Record<stri
     gw.log.outcome = "asked_client";
     const tooLate = () => {
       gw.log.outcome = "client_answer_late";
-      return new ProtocolError(
+      return new RpcError(
         RpcCode.UpstreamTimeout,
         `the question server "${slug}" put to the caller was not answered in time (answers count until ${target.answerBy - target.started} ms into the call); nothing was done`,
       );
@@ -300,7 +287,7 @@ async function putToCaller(gw: GatewayRequest, slug: string, result: Record<stri
     if (reply === undefined || !reply.ok) {
       gw.log.outcome = "client_answer_error";
       const code = reply === undefined || reply.code === undefined ? "" : ` (JSON-RPC error ${reply.code})`;
-      throw new ProtocolError(RpcCode.QuestionUnrelayable, `the client could not answer server "${slug}"'s question${code}; nothing was done`);
+      throw new RpcError(RpcCode.QuestionUnrelayable, `the client could not answer server "${slug}"'s question${code}; nothing was done`);
     }
     inputResponses[key] = reply.result;
     round++;
@@ -328,17 +315,17 @@ function onlyLinks(result: Record<string, unknown>): boolean {
 /** The hop's capabilities for a gated mount on an approval channel whose caller takes URL-mode elicitation: URL alone. */
 const URL_TO_CALLER = modesCapabilities({ form: false, url: true });
 
-/** Forwards one tools/call to the mount it routes to; throws ProtocolError with a reason on failure. */
+/** Forwards one tools/call to the mount it routes to; throws RpcError with a reason on failure. */
 export async function forwardCall(gw: GatewayRequest, params: CallParams, call: CallContext): Promise<Record<string, unknown>> {
   gw.log.tool = params.name;
   const route = routeTool(gw.selection, params.name);
   if (route === undefined) {
     gw.log.outcome = "unknown_tool";
-    throw new ProtocolError(RpcCode.InvalidParams, describeUnroutable(gw.selection, params.name));
+    throw new RpcError(RpcCode.InvalidParams, describeUnroutable(gw.selection, params.name));
   }
   if (!toolAllowed(route.server, route.tool)) {
     gw.log.outcome = "tool_not_selected";
-    throw new ProtocolError(RpcCode.InvalidParams, describeUnselected(route.server.slug, route.tool));
+    throw new RpcError(RpcCode.InvalidParams, describeUnselected(route.server.slug, route.tool));
   }
   const { server, tool } = route;
   const controller = new AbortController();
@@ -396,7 +383,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
         const watched = await watchCall(gw.env.CALLS, ref, Date.now() + server.timeoutMs, on, server.timeoutMs);
         if (!watched.ok) {
           gw.log.outcome = watched.inFlight ? "in_flight" : watched.tooMany !== undefined ? "too_many_calls" : "registry_failed";
-          throw new ProtocolError(
+          throw new RpcError(
             watched.inFlight ? RpcCode.InFlight : watched.tooMany !== undefined ? RpcCode.TooManyCalls : RpcCode.Internal,
             watched.inFlight
               ? `a call with this request id is already in flight for caller "${gw.caller.id}"`
@@ -436,12 +423,12 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       drained = answer.drained === true;
       if (answer.ok) return answer;
       gw.log.outcome = answer.error.code.toLowerCase();
-      throw new ProtocolError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+      throw new RpcError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
     };
     let answer = checked(await ask(modern ? gw.retry : undefined));
     // Each question the mount asks goes to the caller in turn, and the mount is called again with the answers and its
     // own state, inside this call: its claim, hold and deadline hold for the retry as for any call (R-PUSH-3).
-    for (let round = 1; pushing && registered !== undefined && answers !== undefined && isInputRequiredResult(answer.result); ) {
+    for (let round = 1; pushing && registered !== undefined && answers !== undefined && isInputRequired(answer.result); ) {
       const retry = await putToCaller(gw, server.slug, answer.result, {
         ref: registered,
         id: call.id,
@@ -456,16 +443,16 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       round += retry.asked;
       answer = checked(await ask(retry.params));
     }
-    if (isInputRequiredResult(answer.result)) {
+    if (isInputRequired(answer.result)) {
       // The mount's question goes back to the caller as the SDK encodes it, on the revision that has it (R-FWD-9).
       if (!modern) {
         gw.log.outcome = "question_unrelayable";
-        throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnrelayable(server.slug));
+        throw new RpcError(RpcCode.QuestionUnrelayable, describeUnrelayable(server.slug));
       }
       // A gated mount asks its person over its approval channel; to the caller it may put a link alone (R-PUSH-5).
       if (isGated(server) && !askClient && !onlyLinks(answer.result)) {
         gw.log.outcome = "question_unaskable";
-        throw new ProtocolError(RpcCode.QuestionUnrelayable, describeUnaskable(server.slug, "a mount on an approval channel may put only a link to its caller"));
+        throw new RpcError(RpcCode.QuestionUnrelayable, describeUnaskable(server.slug, "a mount on an approval channel may put only a link to its caller"));
       }
       gw.log.outcome = "input_required";
       return answer.result;

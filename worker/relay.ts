@@ -1,8 +1,7 @@
 // What the gateway passes between a 2026-07-28 caller and a mount for a question the mount asks (SEP-2322 multi
 // round-trip): the caller's answers and the mount's state on the retry, and the elicitation capability the caller
 // declared, so the mount may ask (docs/rules.md R-FWD-8, R-FWD-9). The one place the two revisions differ here.
-import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
-import { type ElicitationModes, elicitationModes, isPlainObject } from "../contract/tool-call";
+import { CLIENT_CAPABILITIES_META_KEY, type ElicitationModes, elicitationModes, isPlainObject } from "../contract/tool-call";
 
 /** What a 2026-07-28 retry carries to the mount: the caller's answers and the state the mount gave it. */
 export interface RetryParams {

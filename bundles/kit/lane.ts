@@ -64,7 +64,9 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
   if (headers.get("mcp-protocol-version") !== MODERN_REVISION || !isJsonContentType(headers.get("content-type"))) return undefined;
   if (!isPlainObject(message)) return undefined;
   const call = plainCall(message as Message);
-  if (call === undefined || !modernCallFits(request, message as Message, call)) return undefined;
+  if (call === undefined) return undefined;
+  const fits = modernCallFits(request, message as Message, call);
+  if (fits !== true && !(await fits)) return undefined;
   const tool = table.tools.get(call.name);
   if (tool === undefined || scope.call === undefined || request.signal.aborted) return undefined;
   // A schema whose check throws (a transform or refinement that fails) is the SDK's to answer: the tool has not run.

@@ -1,9 +1,8 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
 // flight in one isolate never see each other's approval address (docs/rules.md R-CHAN-8).
 import { AsyncLocalStorage } from "node:async_hooks";
-import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
 import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type ClientChannel, type FallbackChannel } from "../../contract/channel";
-import { elicitationModes, isPlainObject } from "../../contract/tool-call";
+import { CLIENT_CAPABILITIES_META_KEY, elicitationModes, isPlainObject } from "../../contract/tool-call";
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
 

@@ -22,6 +22,11 @@ describe("module boundaries", () => {
     ["one bundle importing another", "bundles/echo/x.ts", 'import { Mailbox } from "../google/google.mailbox";'],
     ["contract importing the gateway", "contract/x.ts", 'import type { Roster } from "../worker/roster";'],
     ["a gateway module other than the entry importing a Durable Object", "worker/mcp2.ts", 'import type { CallRegistry } from "../durable-objects/call-registry";'],
+    ["the gateway importing the SDK's values", "worker/x.ts", 'import { ProtocolError } from "@modelcontextprotocol/server";'],
+    ["the gateway importing the SDK's values beside its types", "worker/x.ts", 'import { type ServerContext, Server } from "@modelcontextprotocol/server";'],
+    ["the contract importing the SDK's core", "contract/x.ts", 'import { JSONRPCMessageSchema } from "@modelcontextprotocol/core/internal";'],
+    ["a Durable Object importing the SDK's values", "durable-objects/x.ts", 'import * as sdk from "@modelcontextprotocol/server";'],
+    ["the gateway importing the SDK's leg statically", "worker/app2.ts", 'import { sdkHandlers } from "./sdk-leg";'],
   ])("refuses %s", (_name, path, text) => {
     const found = violations([{ path, text }]) as string[];
     expect(found).toHaveLength(1);
@@ -34,6 +39,10 @@ describe("module boundaries", () => {
     ["the gateway's dev entry hosting the Durable Object", "worker/dev.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../strad.dev.yaml";'],
     ["the approval service using the contract", "approvals/x.ts", 'import { REQUEST_ID } from "../contract/elicitation";'],
     ["a package import", "worker/x.ts", 'import { Hono } from "hono";'],
+    ["the gateway importing the SDK's types", "worker/x.ts", 'import type { ServerContext } from "@modelcontextprotocol/server";\nimport { type A, type B } from "@modelcontextprotocol/server";'],
+    ["the gateway loading the SDK's leg", "worker/x.ts", 'import type { SdkHandlers } from "./sdk-leg";\nconst leg = await import("./sdk-leg");'],
+    ["the SDK's leg importing the SDK", "worker/sdk-leg.ts", 'import { createMcpHandler, Server } from "@modelcontextprotocol/server";'],
+    ["a bundle importing the SDK", "bundles/echo/x.ts", 'import { McpServer } from "@modelcontextprotocol/server";'],
   ])("allows %s", (_name, path, text) => {
     expect(violations([{ path, text }])).toEqual([]);
   });

@@ -1,10 +1,9 @@
 // Covers two rules of forwardCall (worker/mcp.ts) that only the e2e suite held, in Node against a stand-in
 // service binding: the caller's own _meta never goes upstream (R-FWD-2), and the upstream request is aborted
 // when the caller leaves (R-CALL-1). Each failure message names the rule.
-import { ProtocolError } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { CHANNEL_META_KEY } from "../../contract/channel";
-import { RpcCode } from "../../contract/rpc";
+import { RpcCode, RpcError } from "../../contract/rpc";
 import type { Caller } from "../../worker/auth";
 import { type CallContext, forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
@@ -73,6 +72,6 @@ describe("issue 13 #18: forwardCall's rules, each named when it breaks", () => {
     const reason = upstream.signal?.reason instanceof AbortReason ? upstream.signal.reason.error : upstream.signal?.reason;
     expect(reason, `${rule} (with the caller's departure as its reason, not the hop's timeout)`).toEqual({ code: "UPSTREAM_ABORTED", reason: "the caller went away" });
     expect(Date.now() - started, `${rule}, at once: not at the hop's 1.5 s timeout`).toBeLessThan(1_000);
-    expect(outcome instanceof ProtocolError && outcome.code, rule).toBe(RpcCode.Cancelled);
+    expect(outcome instanceof RpcError && outcome.code, rule).toBe(RpcCode.Cancelled);
   });
 });

@@ -1,8 +1,7 @@
 // Covers forwardCall (worker/mcp.ts) against a stand-in service binding: whatever ends a call, an upstream
 // request still open ends with it, so a bundle never keeps working (or waiting for a yes) for a call that is over.
-import { ProtocolError } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RpcCode } from "../../contract/rpc";
+import { RpcCode, RpcError } from "../../contract/rpc";
 import type { Caller } from "../../worker/auth";
 import { forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster";
@@ -87,8 +86,8 @@ describe("forwardCall ends the upstream request with the call", () => {
 
   it("aborts the fetch itself when the hop's timeoutMs passes, and says so", async () => {
     const { outcome, upstream } = await forward(hanging);
-    expect(outcome).toBeInstanceOf(ProtocolError);
-    expect((outcome as ProtocolError).code).toBe(RpcCode.UpstreamTimeout);
+    expect(outcome).toBeInstanceOf(RpcError);
+    expect((outcome as RpcError).code).toBe(RpcCode.UpstreamTimeout);
     expect(String(outcome)).toContain('server "echo" timed out after 1000 ms');
     expect(reasonOf(upstream)).toEqual({ code: "UPSTREAM_TIMEOUT", timeoutMs: 1000 });
   });
@@ -121,14 +120,14 @@ describe("forwardCall's bounds and refusals", () => {
 
   it("relays an upstream's own JSON-RPC error code", async () => {
     const { outcome } = await forward(async () => Response.json({ jsonrpc: "2.0", id: 1, error: { code: -32011, message: "no such item" } }));
-    expect((outcome as ProtocolError).code).toBe(-32011);
+    expect((outcome as RpcError).code).toBe(-32011);
     expect(String(outcome)).toContain('server "echo": no such item');
   });
 
   it("refuses a call whose server header needs a secret that is not seeded, naming it, and never calls the bundle", async () => {
     const { outcome, upstream } = await forwardTo("keyed", async () => Response.json({ jsonrpc: "2.0", id: 1, result: {} }));
     expect(upstream).toBeUndefined();
-    expect((outcome as ProtocolError).code).toBe(RpcCode.UpstreamFailed);
+    expect((outcome as RpcError).code).toBe(RpcCode.UpstreamFailed);
     expect(String(outcome)).toContain('server "keyed" needs secret KEYED_TOKEN, which is not seeded');
   });
 });
