@@ -8,7 +8,7 @@
 //     `wrangler dev` would give it (wrangler's own unstable_getMiniflareWorkerOptions), and nothing between
 //     the client and workerd but Miniflare's entry Worker: no dev proxy, no inspector, no file watcher.
 //   - startDevStack(): `npm run dev`, the same three under `wrangler dev`, kept there because it rebuilds a
-//     Worker on every edit; one e2e test (test/e2e/dev-stack.test.ts) starts it on free ports beside the
+//     Worker on every edit; one test (test/scripts/dev-stack.test.ts) starts it on free ports beside the
 //     suite's own stack and checks that it comes up and answers through the gateway.
 // Beside them, both ways, the Rustpad fake on 8791 (test/fakes/rustpad/): a Node process, since the pads bundle
 // opens a WebSocket to it, and a WebSocket server for another runtime's Worker is simplest as a plain Node one.

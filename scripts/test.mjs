@@ -3,9 +3,13 @@
 // ports, and most of its time is waiting (a person's clock, a deadline, a drop); the unit and processes projects run
 // several files at a time; the typecheck is CPU alone. vitest runs its projects one group after another, so here the
 // typecheck and the two halves of the suite run side by side as processes of their own, each line tagged with its
-// part. The run fails when any part fails; Ctrl-C stops them all.
+// part. The run fails when any part fails; Ctrl-C stops them all. The e2e files that only wait on a clock of their own
+// (E2E_GUESTS) run in a second e2e vitest beside the first, on the same stack.
 // With arguments (`npm test -- test/worker/codes.test.ts`), it is the typecheck, then one plain `vitest run` with them.
 import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { prepare, withoutRoutes } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
@@ -22,11 +26,30 @@ prepare();
 const found = discoverWorkers();
 for (const w of [found.gateway, ...found.bundles, found.approvals, found.fakes]) withoutRoutes(w.config);
 
+/**
+ * The e2e files that run beside the others, in a vitest of their own on the same stack (test/e2e/global-setup.ts says
+ * how the two share it): each mostly waits on a clock nobody can hurry (Approval Flow's shortest expiry is the
+ * seed's 60 s) and uses callers no other file uses, so no other file's checks see its calls.
+ */
+const E2E_GUESTS = ["test/bundles/approval-flow/approval-flow.e2e.test.ts"];
+
+const lease = args.length > 0 ? undefined : mkdtempSync(join(tmpdir(), "strad-e2e-lease-"));
 const typecheck = { tag: "[tsc] ", command: TSC, argv: ["-p", "."] };
 const parts =
   args.length > 0
     ? [{ ...typecheck, tag: "" }]
-    : [typecheck, { tag: "[e2e] ", command: VITEST, argv: ["run", "--project", "e2e"] }, { tag: "[unit] ", command: VITEST, argv: ["run", "--project", "unit", "--project", "processes"] }];
+    : [
+        typecheck,
+        {
+          tag: "[e2e] ",
+          command: VITEST,
+          argv: ["run", "--project", "e2e", ...E2E_GUESTS.flatMap((file) => ["--exclude", file])],
+          env: { STRAD_E2E_LEASE: lease, STRAD_E2E_ROLE: "owner" },
+          role: "owner",
+        },
+        { tag: "[e2e+] ", command: VITEST, argv: ["run", "--project", "e2e", ...E2E_GUESTS], env: { STRAD_E2E_LEASE: lease, STRAD_E2E_ROLE: "guest" }, role: "guest" },
+        { tag: "[unit] ", command: VITEST, argv: ["run", "--project", "unit", "--project", "processes"] },
+      ];
 
 // Each half's vitest summary ("Tests  2851 passed (2851)", "Tests  1 failed | 2850 passed (2851)"), added up into one
 // plain closing line that any reader of the run can count by: "tests: N passed, N failed".
@@ -41,8 +64,11 @@ function count(line) {
 }
 const closing = () => `tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped > 0 ? `, ${totals.skipped} skipped` : ""}\n`;
 
-const children = parts.map(({ tag, command, argv }) => {
-  const child = spawn(command, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+const children = parts.map(({ tag, command, argv, env, role }) => {
+  const child = spawn(command, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  // The owner keeps the stack until the guest has exited; a guest waits no longer for an owner that exited without one.
+  if (role === "guest") child.on("close", () => writeFileSync(join(lease, "guest-done"), ""));
+  if (role === "owner") child.on("close", () => existsSync(join(lease, "ready")) || writeFileSync(join(lease, "failed"), "the e2e owner exited before its stack was up"));
   for (const [from, to] of [
     [child.stdout, process.stdout],
     [child.stderr, process.stderr],
@@ -74,6 +100,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 }
 
 const codes = await Promise.all(children.map((c) => c.done));
+if (lease !== undefined) rmSync(lease, { recursive: true, force: true });
 const failed = children.filter((_, i) => codes[i] !== 0);
 if (failed.length > 0) {
   process.stderr.write(`npm test: failed in ${failed.map((c) => c.tag.trim() || "the typecheck").join(", ")}\n`);

@@ -89,11 +89,12 @@ describe("issue 13 #14", () => {
     expect(((await overPending.json()) as { error: string }).error).toContain(`${MAX_PENDING} pending prompts`);
     await Promise.all(first.map((id) => decidePrompt(sessionId, id, "decline", operator())));
     // Three batches that expire on their own: settled rows still count toward the total.
-    // Each expiry leaves 100 creates time to land on a busy machine (1 s did not, under load); the next batch starts once it passed.
+    // Each prompt expires 2.5 s after its create landed, and every create of a batch landed before the batch answered:
+    // the next batch starts once 2.5 s have passed since then. (Counted from before the batch, a slow landing under
+    // load left the batch's last prompts pending when the next began, and a create was refused for them.)
     for (let i = 0; i < 3; i++) {
-      const expiresAt = Date.now() + 2500;
       await batch(2500);
-      await sleep(expiresAt + 100 - Date.now());
+      await sleep(2500 + 100);
     }
     const last = await batch();
     await decidePrompt(sessionId, last[0] as string, "decline", operator());

@@ -28,6 +28,9 @@ export const TOKENS = {
   console: DEV_VARS.STRAD_TOKEN_DEV_CONSOLE as string,
   grant: DEV_VARS.STRAD_TOKEN_DEV_GRANT as string,
   reader: DEV_VARS.STRAD_TOKEN_DEV_READER as string,
+  /** Approval Flow's own callers (strad.dev.yaml): its file runs beside the others (scripts/test.mjs). */
+  flow: DEV_VARS.STRAD_TOKEN_DEV_FLOW as string,
+  flow2: DEV_VARS.STRAD_TOKEN_DEV_FLOW_2 as string,
 };
 
 export function mcpUrl(servers?: string, gateway = GATEWAY): URL {

@@ -1,9 +1,10 @@
 // `npm run dev` as an operator runs it (the whole stack under `wrangler dev`), started on free ports beside the suite's own stack: it comes up, the gateway answers initialize and tools/list, and Ctrl-C stops all of it.
 // The rest of the suite runs the same Workers built as deployed, on workerd through Miniflare (scripts/stack.mjs);
 // `npm run dev` stays on `wrangler dev` because it rebuilds a Worker on every edit, so this one test keeps it honest.
+// It needs none of the e2e stack (free ports, a Dovecot of its own), so it runs in the processes project, beside it.
 import { type ChildProcess, spawn } from "node:child_process";
 import { expect, it } from "vitest";
-import { bearer, connectLegacy, ROOT, TOKENS, waitFor } from "./helpers";
+import { bearer, connectLegacy, ROOT, TOKENS, waitFor } from "../e2e/helpers";
 
 /** Resolves when `child` has exited, or after `ms` (false). */
 function exited(child: ChildProcess, ms: number): Promise<boolean> {
@@ -66,4 +67,5 @@ it("npm run dev brings the whole stack up, answers initialize and tools/list thr
       process.kill(-group, "SIGKILL");
     } catch {}
   }
+  // Up to 150 s for eight `wrangler dev` Workers to come up on two busy cores, then the stop: past the project's 60 s.
 }, 240_000);

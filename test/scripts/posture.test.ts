@@ -166,7 +166,7 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
     const r = await once("strad.dev.yaml");
     const confirmed = block(r.stdout, "echo-confirmed");
     expect(confirmed).toMatch(
-      /^ {4}dev-session \(session, role user\), dev-session-2 \(session, role user\), dev-person \(session, role user\): asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one$/m,
+      /^ {4}dev-session \(session, role user\), dev-session-2 \(session, role user\), dev-person \(session, role user\), dev-flow \(session, role user\), dev-flow-2 \(session, role user\): asked when it sends an X-Elicitation-Url under the approval prefixes, refused without one$/m,
     );
     expect(confirmed).toMatch(/^ {4}dev-admin \(admin, holds every role\): asked when .*\(an admin is no exception\)$/m);
     expect(confirmed).toMatch(/^ {4}dev-console \(console, role user\): refused: caller "dev-console" is a console caller and has no session to ask$/m);
@@ -219,7 +219,7 @@ describe.concurrent("on the checked-in rosters", { timeout: 60_000 }, () => {
       prefixes: ["http://127.0.0.1:8788/api/v1/elicitations/session/"],
     });
     expect(bySlug(doc, "echo").approval).toBeNull();
-    expect(bySlug(doc, "echo").callers.map((c) => c.id)).toEqual(["dev-session", "dev-session-2", "dev-admin", "dev-console", "dev-grant", "dev-reader", "dev-person"]);
+    expect(bySlug(doc, "echo").callers.map((c) => c.id)).toEqual(["dev-session", "dev-session-2", "dev-admin", "dev-console", "dev-grant", "dev-reader", "dev-person", "dev-flow", "dev-flow-2"]);
     expect(bySlug(doc, "echo-brief").ttlMs).toBe(4500);
     expect(doc.warnings.map((w) => Object.keys(w).sort())).toEqual(doc.warnings.map(() => ["kind", "message", "slugs"]));
     expect(doc.warnings.find((w) => w.kind === "prefix-wider-than-route")?.slugs).toEqual([

@@ -21,7 +21,7 @@ afterAll(async () => {
 type Json = Record<string, unknown>;
 const parse = (result: { content?: unknown }): Json => JSON.parse(textOf(result)) as Json;
 
-async function connect(url: string, token = TOKENS.session, slug = "approval-flow", modern = false): Promise<Connected> {
+async function connect(url: string, token = TOKENS.flow, slug = "approval-flow", modern = false): Promise<Connected> {
   const headers = { ...bearer(token), "x-elicitation-url": url };
   return modern ? connectModern(slug, headers) : connectLegacy(slug, headers);
 }
@@ -102,7 +102,7 @@ describe("Approval Flow", () => {
       const [prompt] = await listPrompts(session.sessionId);
       const lines = await auditLines(String(prompt?.requestId));
       expect(lines.map((l) => `${l.tool}:${l.outcome}`)).toEqual(["request_approval:asked", "await_approval:approved", "apply:claimed", "apply:written", "apply:refused"]);
-      expect(lines[1]).toMatchObject({ caller: "dev-session", slug: "approval-flow", approver: "dev mode (nobody signed in)" });
+      expect(lines[1]).toMatchObject({ caller: "dev-flow", slug: "approval-flow", approver: "dev mode (nobody signed in)" });
       expect(lines[4]).toMatchObject({ reason: "approval_spent" });
       expect(new Set(lines.map((l) => l.fingerprint)).size).toBe(1);
     } finally {
@@ -112,7 +112,7 @@ describe("Approval Flow", () => {
 
   it("a rejected request reports rejected and cannot be applied (2026-07-28 client)", async () => {
     const session = await mintSession();
-    const client = await connect(session.elicitationUrl, TOKENS.session, "approval-flow", true);
+    const client = await connect(session.elicitationUrl, TOKENS.flow, "approval-flow", true);
     try {
       const { elicitationId } = await request(client, { run: "payroll" });
       const waited = status(client, "await_approval", elicitationId);
@@ -150,7 +150,7 @@ describe("Approval Flow", () => {
   it("another caller's elicitationId reads exactly as an unknown one, for await_approval, check_status and apply", async () => {
     const session = await mintSession();
     const owner = await connect(session.elicitationUrl);
-    const other = await connect(session.elicitationUrl, TOKENS.session2);
+    const other = await connect(session.elicitationUrl, TOKENS.flow2);
     try {
       const { elicitationId } = await request(owner, { secret: "not yours" });
       const [prompt] = await listPrompts(session.sessionId);
@@ -216,7 +216,7 @@ describe("Approval Flow", () => {
 
   it("await_approval's long-poll answers pending at its bound, before the slug's hop timeout (approval-flow-brief, 6 s)", async () => {
     const session = await mintSession();
-    const brief = await connect(session.elicitationUrl, TOKENS.session, "approval-flow-brief");
+    const brief = await connect(session.elicitationUrl, TOKENS.flow, "approval-flow-brief");
     try {
       const { elicitationId } = await request(brief, { wait: "bounded" });
       const started = performance.now();
@@ -235,7 +235,7 @@ describe("Approval Flow", () => {
   it("issue 26: hands the agent the review link on the slug that opts in (approval-flow), and null on one that does not (approval-flow-brief)", async () => {
     const session = await mintSession();
     const on = await connect(session.elicitationUrl);
-    const off = await connect(session.elicitationUrl, TOKENS.session, "approval-flow-brief");
+    const off = await connect(session.elicitationUrl, TOKENS.flow, "approval-flow-brief");
     try {
       expect(String((await request(on, { link: "on" })).reviewUrl)).toMatch(/^http:\/\/127\.0\.0\.1:8788\/prompt\//);
       expect((await request(off, { link: "off" })).reviewUrl).toBeNull();
@@ -309,7 +309,7 @@ describe("Approval Flow pushes the review link to a host that takes URL-mode eli
       asked.push({ mode: p.mode, url: p.url, message: p.message, elicitationId: p.elicitationId });
       return { action: "accept" } as never;
     });
-    const headers = { ...bearer(TOKENS.session), "x-elicitation-url": url };
+    const headers = { ...bearer(TOKENS.flow), "x-elicitation-url": url };
     await client.connect(new ModernTransport(new URL(`http://127.0.0.1:8787/mcp?servers=${slug}`), { requestInit: { headers } }));
     return { client, asked };
   }
