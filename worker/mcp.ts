@@ -123,32 +123,58 @@ function errorCode(error: UpstreamError): number {
   return RpcCode.UpstreamFailed;
 }
 
+/**
+ * A signal that aborts when the request's does or `ms` pass, with the same reason AbortSignal.timeout gives, and
+ * `done` to stop the clock. Its timer holds it: AbortSignal.timeout's timer holds its signal only weakly in Node,
+ * so a listing that nothing else referenced could be collected mid-wait and never end (a unit test hung so under
+ * load); workerd holds them either way.
+ */
+function listingDeadline(request: AbortSignal, ms: number): { signal: AbortSignal; done: () => void } {
+  const deadline = new AbortController();
+  const onAbort = () => deadline.abort(request.reason);
+  const timer = setTimeout(() => {
+    request.removeEventListener("abort", onAbort);
+    deadline.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+  }, ms);
+  const done = () => {
+    clearTimeout(timer);
+    request.removeEventListener("abort", onAbort);
+  };
+  if (request.aborted) deadline.abort(request.reason);
+  else request.addEventListener("abort", onAbort, { once: true });
+  return { signal: deadline.signal, done };
+}
+
 export async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tools: Record<string, unknown>[] }> {
   const { servers, prefixed } = gw.selection;
   const lists = await Promise.allSettled(
     servers.map(async (server) => {
-      const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(server.timeoutMs)]);
-      const tools: Record<string, unknown>[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < LIST_PAGE_LIMIT; page++) {
-        const answer = await callUpstream({
-          server,
-          method: "tools/list",
-          params: cursor === undefined ? {} : { cursor },
-          meta: {},
-          headers: serverHeaders(gw, server),
-          signal,
-          fetcher: fetcherFor(gw, server),
-        });
-        if (!answer.ok) throw new RpcError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
-        const listed = Array.isArray(answer.result.tools) ? (answer.result.tools as Record<string, unknown>[]) : [];
-        for (const tool of listed) {
-          if (typeof tool.name === "string" && toolAllowed(server, tool.name)) tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
+      const { signal, done } = listingDeadline(ctx.mcpReq.signal, server.timeoutMs);
+      try {
+        const tools: Record<string, unknown>[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < LIST_PAGE_LIMIT; page++) {
+          const answer = await callUpstream({
+            server,
+            method: "tools/list",
+            params: cursor === undefined ? {} : { cursor },
+            meta: {},
+            headers: serverHeaders(gw, server),
+            signal,
+            fetcher: fetcherFor(gw, server),
+          });
+          if (!answer.ok) throw new RpcError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
+          const listed = Array.isArray(answer.result.tools) ? (answer.result.tools as Record<string, unknown>[]) : [];
+          for (const tool of listed) {
+            if (typeof tool.name === "string" && toolAllowed(server, tool.name)) tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
+          }
+          cursor = typeof answer.result.nextCursor === "string" ? answer.result.nextCursor : undefined;
+          if (cursor === undefined) break;
         }
-        cursor = typeof answer.result.nextCursor === "string" ? answer.result.nextCursor : undefined;
-        if (cursor === undefined) break;
+        return tools;
+      } finally {
+        done();
       }
-      return tools;
     }),
   );
   // One mount that fails does not hide the others; when every mount fails, the caller hears why.
