@@ -12,7 +12,8 @@ import SlowestFirst from "./test/sequencer.mjs";
 // machine mostly waited (load about 1 through a whole run: files that start wrangler, workerd or Dovecot spend most
 // of their time waiting for them). Three files at a time keep both cores busy. The unit and processes projects share
 // the number, as vitest runs projects with the same number side by side in one group. The e2e project runs one file
-// at a time (one stack, fixed ports); `npm test` (scripts/test.mjs) runs it in a vitest of its own beside the others.
+// at a time (one stack, fixed ports); `npm test` (scripts/test.mjs) runs it in a vitest of its own beside the others,
+// and its E2E_GUESTS in a second one on the same stack (test/e2e/global-setup.ts).
 const UNIT_WORKERS = Number(process.env.STRAD_TEST_WORKERS ?? 3);
 
 export default defineConfig({
