@@ -9,7 +9,8 @@
 // as it is: the gateway is first deployed without its [[services]] (it then refuses every bundle call), and
 // deployed again, whole, at the end.
 //
-// `--dry-run` runs every step as `wrangler deploy --dry-run` (nothing is uploaded) and prints the commands.
+// `--dry-run` runs every step as `wrangler deploy --dry-run` (nothing is uploaded) and prints the commands. A step whose
+// build is the very one the check before it ran (same config, same --var) is not built a second time.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +34,8 @@ export function withoutServices(toml: string): string {
 export interface Step {
   what: string;
   args: string[];
+  /** In a dry run: the check before the steps built this Worker with these same arguments (buildWorkers), so it is not built again. */
+  builtByCheck?: boolean;
 }
 
 /** The wrangler commands, in order. `bootstrapConfig` is the path of the gateway's services-free config. */
@@ -50,17 +53,27 @@ export function deploySteps(workers: DeployWorker[], options: { dryRun: boolean;
   }
   for (const w of [...workers.filter((x) => x.role === "bundle"), ...workers.filter((x) => x.role === "approvals")]) {
     const rendered = Object.keys(w.rendered);
-    steps.push({ what: `${w.name}${rendered.length > 0 ? ` with the roster's env (${rendered.join(", ")})` : ""}`, args: ["deploy", ...dry(w.name), "-c", w.config, ...varArgs(w.rendered)] });
+    steps.push({
+      what: `${w.name}${rendered.length > 0 ? ` with the roster's env (${rendered.join(", ")})` : ""}`,
+      args: ["deploy", ...dry(w.name), "-c", w.config, ...varArgs(w.rendered)],
+      builtByCheck: options.dryRun,
+    });
   }
-  steps.push({ what: `${gateway.name}, binding every bundle`, args: ["deploy", ...dry(gateway.name), "-c", gateway.config] });
+  // The check builds the gateway with the roster's env for it, which is none: a gateway with some is built again here.
+  const plainGateway = Object.keys(gateway.rendered).length === 0;
+  steps.push({ what: `${gateway.name}, binding every bundle`, args: ["deploy", ...dry(gateway.name), "-c", gateway.config], builtByCheck: options.dryRun && plainGateway });
   return steps;
 }
 
-/** The refusal, or undefined when the tree may be deployed. */
+/**
+ * The refusal, or the Workers when the tree may be deployed. `build`: every Worker is built first (deploy:check's
+ * build gate), once the plan has no problem and no placeholder left: a tree that must be refused for either is refused
+ * at once, without minutes of builds (a build problem then shows on the run after they are mended).
+ */
 export function refusal(root: string, build: boolean): { lines: string[] } | { workers: DeployWorker[] } {
   const plan = planDeploy(root);
   const errors = [...plan.errors];
-  if (errors.length === 0 && build) errors.push(...buildProblems(root, plan.workers));
+  if (errors.length === 0 && plan.placeholders.length === 0 && build) errors.push(...buildProblems(root, plan.workers));
   const lines: string[] = [];
   if (errors.length > 0) lines.push("deploy refused: `npm run deploy:check` finds problems:", ...errors.map((e) => `  ✗ ${e}`));
   if (plan.placeholders.length > 0) lines.push("deploy refused: replace these placeholders with your own values first:", ...plan.placeholders.map((p) => `  ✗ ${p}`));
@@ -96,6 +109,7 @@ function main(argv: readonly string[]): number {
     const steps = deploySteps(checked.workers, { dryRun, first, bootstrapConfig, outdir: scratch });
     for (const [i, step] of steps.entries()) {
       process.stdout.write(`[${i + 1}/${steps.length}] ${dryRun ? "(dry run) " : ""}${step.what}\n  wrangler ${step.args.join(" ")}\n`);
+      if (step.builtByCheck === true) continue;
       try {
         execFileSync(join(ROOT, "node_modules/.bin/wrangler"), step.args, { cwd: root, stdio: dryRun ? "pipe" : "inherit", env: { ...process.env, FORCE_COLOR: "0" } });
       } catch {
