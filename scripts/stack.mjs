@@ -214,7 +214,10 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
     ).then(() => {
       if (state !== undefined) rmSync(state, { recursive: true, force: true });
     });
-  for (const p of processes) {
+  // One process on `port` (a free one when it was asked for 0), or, for a free port, another try on new ports when the
+  // one picked was taken before wrangler bound it: a free port is only free when it is looked at, and the suite's own
+  // loopback connections take ports from the same range (once: "Address already in use" for the fakes' port).
+  const launch = async (p) => {
     const port = p.port === 0 ? await freePort() : p.port;
     if (await portOpen(port)) {
       await stop();
@@ -236,14 +239,33 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
       ...(state === undefined ? [] : ["--persist-to", join(state, p.name)]),
       ...vars,
     ];
+    const own = [];
     const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
-    child.stdout.on("data", lineLogger(p.name, logs, quiet));
-    child.stderr.on("data", lineLogger(p.name, logs, quiet));
-    children.push({ ...p, port, child });
-  }
+    for (const stream of [child.stdout, child.stderr]) {
+      const log = lineLogger(p.name, logs, quiet);
+      stream.on("data", (chunk) => {
+        own.push(chunk.toString());
+        log(chunk);
+      });
+    }
+    return { ...p, port, child, own };
+  };
+  for (const p of processes) children.push(await launch(p));
   const deadline = Date.now() + timeoutMs;
   try {
-    for (const p of children) await answers(p.name, p.port, deadline, () => (p.child.exitCode !== null ? "exited early" : undefined));
+    for (const [i, asked] of processes.entries()) {
+      for (let tries = 1; ; tries++) {
+        const p = children[i];
+        try {
+          await answers(p.name, p.port, deadline, () => (p.child.exitCode !== null ? "exited early" : undefined));
+          break;
+        } catch (error) {
+          const portTaken = p.child.exitCode !== null && p.own.join("").includes("Address already in use");
+          if (asked.port !== 0 || !portTaken || tries >= 3) throw error;
+          children[i] = await launch(asked);
+        }
+      }
+    }
   } catch (error) {
     await stop();
     throw new Error(`${error.message}:\n${logs.join("")}`);
