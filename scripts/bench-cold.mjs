@@ -105,7 +105,9 @@ const toolsList = (mount) => async (url) => {
  */
 export function coldSubjects(into) {
   const found = discoverWorkers();
-  const gateway = withListedModules(buildWorker(found.gateway.config, { into }));
+  // The gateway as it deploys: its production entry and the checked-in roster (worker/index.ts, strad.config.yaml). Its
+  // dev entry carries the dev roster, eight times as long and parsed at the start; the bundles' props are the same.
+  const gateway = withListedModules(buildWorker(found.gateway.config, { into, production: true }));
   const bindingOf = new Map(Object.entries(gateway.serviceBindings ?? {}).map(([binding, s]) => [binding, typeof s === "object" ? s?.name : s]));
   const subjects = [];
   // The gateway's bundles answer as trivial Workers: only the gateway's own start is measured.
