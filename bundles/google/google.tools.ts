@@ -7,6 +7,7 @@ import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { always, type DeclaredAnnotations, guardedTool, never } from "../kit/guard";
 import { toolGroupsFor } from "../kit/tool-groups";
+import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
 import manifest from "./bundle.json";
 import { GmailError } from "./google.client";
 import { summariseMessage } from "./google.format";
@@ -53,110 +54,99 @@ export function servedTools(mount: string, env: Record<string, unknown>): Readon
   return groups.ok ? groups.tools : new Set();
 }
 
+// Every tool's definition, schema and handler is built once per isolate, not per request: the SDK serves one exchange per
+// server, so the bundle builds a server for each request, and building every served tool's zod schemas and closures
+// anew for it was most of what a call allocated. A handler reads its mount and env from the call's scope. The reads
+// are plain tools (bundles/kit/tools.ts): the kit's lane serves a 2026-07-28 call of one without an SDK server.
+
+const SEARCH_MESSAGES = {
+  description: "Lists messages, newest first, with their sender, recipients, subject, date and snippet. Takes Gmail's search syntax (e.g. from:ada@example.com is:unread).",
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      query: z.string().max(1_000).optional().describe("Gmail search query; all messages when absent."),
+      label_ids: z
+        .array(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/))
+        .max(10)
+        .optional()
+        .describe("Only messages carrying every one of these labels, e.g. INBOX, UNREAD."),
+      ...listShape,
+    }),
+  ),
+  annotations: READS,
+};
+const GET_MESSAGE = {
+  description: "Reads one message: its headers, text and html bodies, and its attachments' names and sizes.",
+  inputSchema: jsonSchemaOnce(z.object({ message_id: id("message") })),
+  annotations: READS,
+};
+const GET_THREAD = { description: "Reads a whole conversation, oldest message first.", inputSchema: jsonSchemaOnce(z.object({ thread_id: id("thread") })), annotations: READS };
+const LIST_DRAFTS = {
+  description: "Lists saved drafts with their recipients and subject.",
+  inputSchema: jsonSchemaOnce(z.object({ query: z.string().max(1_000).optional().describe("Gmail search query over drafts."), ...listShape })),
+  annotations: READS,
+};
+const GET_DRAFT = { description: "Reads one saved draft: its recipients, subject, bodies and attachments.", inputSchema: jsonSchemaOnce(z.object({ draft_id: id("draft") })), annotations: READS };
+const CREATE_DRAFT = {
+  description: "Saves a draft in the mailbox without sending it. Takes the same fields as send_email; send it later with send_email and from_draft_id.",
+  inputSchema: CreateDraftSchema,
+  annotations: DRAFTS,
+};
+const SEND_EMAIL = {
+  description:
+    "Sends an email from this mailbox, or a saved draft (from_draft_id). A person is asked first and shown the sender, recipients, subject and attachment names; nothing is sent unless they approve. Refuses when no approval channel reaches the call.",
+  inputSchema: SendEmailSchema,
+  annotations: SENDS,
+};
+
+/** Every tool of the bundle, in the order a mount lists them. */
+const GMAIL_TOOLS: readonly ToolEntry[] = [
+  plainTool("search_messages", SEARCH_MESSAGES, async ({ query, label_ids, max_results, cursor }) =>
+    reading(async (mailbox) => {
+      const list = await mailbox.listMessages({ q: query, labelIds: label_ids, maxResults: max_results ?? 10, pageToken: cursor });
+      const messages = await Promise.all(
+        (list.messages ?? []).slice(0, MAX_LIST).map(async (m) => summariseMessage(await mailbox.getMessage(m.id, "metadata", ["From", "To", "Cc", "Subject", "Date"]), false)),
+      );
+      return { messages, next_cursor: list.nextPageToken ?? null, result_size_estimate: list.resultSizeEstimate ?? messages.length };
+    }),
+  ),
+  plainTool("get_message", GET_MESSAGE, async ({ message_id }) => reading(async (mailbox) => summariseMessage(await mailbox.getMessage(message_id, "full"), true))),
+  plainTool("get_thread", GET_THREAD, async ({ thread_id }) =>
+    reading(async (mailbox) => {
+      const thread = await mailbox.getThread(thread_id);
+      const messages = (thread.messages ?? []).slice(0, 100);
+      return { id: thread.id, messages: messages.map((m) => summariseMessage(m, true, 10_000)) };
+    }),
+  ),
+  plainTool("list_drafts", LIST_DRAFTS, async ({ query, max_results, cursor }) =>
+    reading(async (mailbox) => {
+      const list = await mailbox.listDrafts({ q: query, maxResults: max_results ?? 10, pageToken: cursor });
+      const drafts = await Promise.all((list.drafts ?? []).slice(0, MAX_LIST).map(async (d) => ({ draft_id: d.id, ...summariseMessage((await mailbox.getDraft(d.id, "metadata")).message, false) })));
+      return { drafts, next_cursor: list.nextPageToken ?? null };
+    }),
+  ),
+  plainTool("get_draft", GET_DRAFT, async ({ draft_id }) =>
+    reading(async (mailbox) => {
+      const draft = await mailbox.getDraft(draft_id, "full");
+      return { draft_id: draft.id, ...summariseMessage(draft.message, true) };
+    }),
+  ),
+  { name: "create_draft", register: (server) => guardedTool(server, CONFIRMED_TOOLS, "create_draft", CREATE_DRAFT, { rule: never, ...createDraftGuard }) },
+  { name: "send_email", register: (server) => guardedTool(server, CONFIRMED_TOOLS, "send_email", SEND_EMAIL, { rule: always, ...sendEmailGuard }) },
+];
+
+/** The tools a set of served names gives, in the bundle's order, one list per set (a mount's groups never change in an isolate's env). */
+const served = new Map<string, readonly ToolEntry[]>();
+function toolsServing(names: ReadonlySet<string>): readonly ToolEntry[] {
+  const key = [...names].sort().join(",");
+  let tools = served.get(key);
+  if (tools === undefined) {
+    tools = GMAIL_TOOLS.filter((tool) => names.has(tool.name));
+    served.set(key, tools);
+  }
+  return tools;
+}
+
 export function gmailServer(mount: string, env: Record<string, unknown>): McpServer {
   const server = new McpServer({ name: `strad-google/${mount}`, version: "0.1.0" });
-  const serves = servedTools(mount, env);
-
-  if (serves.has("search_messages"))
-    server.registerTool(
-      "search_messages",
-      {
-        description: "Lists messages, newest first, with their sender, recipients, subject, date and snippet. Takes Gmail's search syntax (e.g. from:ada@example.com is:unread).",
-        inputSchema: z.object({
-          query: z.string().max(1_000).optional().describe("Gmail search query; all messages when absent."),
-          label_ids: z
-            .array(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/))
-            .max(10)
-            .optional()
-            .describe("Only messages carrying every one of these labels, e.g. INBOX, UNREAD."),
-          ...listShape,
-        }),
-        annotations: READS,
-      },
-      async ({ query, label_ids, max_results, cursor }) =>
-        reading(async (mailbox) => {
-          const list = await mailbox.listMessages({ q: query, labelIds: label_ids, maxResults: max_results ?? 10, pageToken: cursor });
-          const messages = await Promise.all(
-            (list.messages ?? []).slice(0, MAX_LIST).map(async (m) => summariseMessage(await mailbox.getMessage(m.id, "metadata", ["From", "To", "Cc", "Subject", "Date"]), false)),
-          );
-          return { messages, next_cursor: list.nextPageToken ?? null, result_size_estimate: list.resultSizeEstimate ?? messages.length };
-        }),
-    );
-
-  if (serves.has("get_message"))
-    server.registerTool(
-      "get_message",
-      { description: "Reads one message: its headers, text and html bodies, and its attachments' names and sizes.", inputSchema: z.object({ message_id: id("message") }), annotations: READS },
-      async ({ message_id }) => reading(async (mailbox) => summariseMessage(await mailbox.getMessage(message_id, "full"), true)),
-    );
-
-  if (serves.has("get_thread"))
-    server.registerTool(
-      "get_thread",
-      { description: "Reads a whole conversation, oldest message first.", inputSchema: z.object({ thread_id: id("thread") }), annotations: READS },
-      async ({ thread_id }) =>
-        reading(async (mailbox) => {
-          const thread = await mailbox.getThread(thread_id);
-          const messages = (thread.messages ?? []).slice(0, 100);
-          return { id: thread.id, messages: messages.map((m) => summariseMessage(m, true, 10_000)) };
-        }),
-    );
-
-  if (serves.has("list_drafts"))
-    server.registerTool(
-      "list_drafts",
-      {
-        description: "Lists saved drafts with their recipients and subject.",
-        inputSchema: z.object({ query: z.string().max(1_000).optional().describe("Gmail search query over drafts."), ...listShape }),
-        annotations: READS,
-      },
-      async ({ query, max_results, cursor }) =>
-        reading(async (mailbox) => {
-          const list = await mailbox.listDrafts({ q: query, maxResults: max_results ?? 10, pageToken: cursor });
-          const drafts = await Promise.all(
-            (list.drafts ?? []).slice(0, MAX_LIST).map(async (d) => ({ draft_id: d.id, ...summariseMessage((await mailbox.getDraft(d.id, "metadata")).message, false) })),
-          );
-          return { drafts, next_cursor: list.nextPageToken ?? null };
-        }),
-    );
-
-  if (serves.has("get_draft"))
-    server.registerTool(
-      "get_draft",
-      { description: "Reads one saved draft: its recipients, subject, bodies and attachments.", inputSchema: z.object({ draft_id: id("draft") }), annotations: READS },
-      async ({ draft_id }) =>
-        reading(async (mailbox) => {
-          const draft = await mailbox.getDraft(draft_id, "full");
-          return { draft_id: draft.id, ...summariseMessage(draft.message, true) };
-        }),
-    );
-
-  if (serves.has("create_draft"))
-    guardedTool(
-      server,
-      CONFIRMED_TOOLS,
-      "create_draft",
-      {
-        description: "Saves a draft in the mailbox without sending it. Takes the same fields as send_email; send it later with send_email and from_draft_id.",
-        inputSchema: CreateDraftSchema,
-        annotations: DRAFTS,
-      },
-      { rule: never, ...createDraftGuard },
-    );
-
-  if (serves.has("send_email"))
-    guardedTool(
-      server,
-      CONFIRMED_TOOLS,
-      "send_email",
-      {
-        description:
-          "Sends an email from this mailbox, or a saved draft (from_draft_id). A person is asked first and shown the sender, recipients, subject and attachment names; nothing is sent unless they approve. Refuses when no approval channel reaches the call.",
-        inputSchema: SendEmailSchema,
-        annotations: SENDS,
-      },
-      { rule: always, ...sendEmailGuard },
-    );
-
-  return server;
+  return registerTools(server, toolsServing(servedTools(mount, env)));
 }

@@ -6,6 +6,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import manifest from "../../../bundles/echo/bundle.json";
 import { echoServer } from "../../../bundles/echo/echo.tools";
+import googleManifest from "../../../bundles/google/bundle.json";
+import { gmailServer } from "../../../bundles/google/google.tools";
 import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { currentScope } from "../../../bundles/kit/scope";
@@ -612,5 +614,56 @@ describe("the echo bundle on the lane", () => {
     };
     expect(await greeting()).toEqual({ servers: 1, said: { mount: "echo-waived", greeting: "one" } });
     expect(await greeting()).toEqual({ servers: 0, said: { mount: "echo-waived", greeting: "one" } });
+  });
+});
+
+describe("the Google bundle on the lane", () => {
+  const lanes = { on: serveBundle({ manifest: googleManifest, server: gmailServer }), off: serveBundle({ manifest: googleManifest, server: gmailServer }, { fastLane: false }) };
+  // A mount with credentials whose Gmail is a closed loopback port: every read that runs fails at once, the same way
+  // on both paths, and nothing leaves the machine.
+  const env: Record<string, unknown> = {
+    MAIL__GMAIL_CLIENT_ID: "client-id",
+    MAIL__GMAIL_CLIENT_SECRET: "client-secret-0123456789",
+    MAIL__GMAIL_REFRESH_TOKEN: "refresh-token-0123456789",
+    MAIL__GMAIL_ENABLED_TOOLGROUPS: "readwrite_external",
+    GMAIL_API_BASE_URL: "http://127.0.0.1:9/gmail",
+    GMAIL_TOKEN_URL: "http://127.0.0.1:9/token",
+  };
+  const READS: Raw[] = [
+    call("/mail", "search_messages", {}),
+    call("/mail", "search_messages", { query: "is:unread", label_ids: ["INBOX"], max_results: 25, cursor: "abc" }),
+    call("/mail", "search_messages", { max_results: 26 }),
+    call("/mail", "get_message", { message_id: "18c2f3a4b5c6d7e8" }),
+    call("/mail", "get_message", { message_id: "../x" }),
+    call("/mail", "get_thread", { thread_id: "18c2f3a4b5c6d7e8" }),
+    call("/mail", "list_drafts", { query: "to:ada" }),
+    call("/mail", "get_draft", { draft_id: "r-123" }),
+    call("/mail", "get_draft", {}),
+    call("/mail", "create_draft", { to: ["ada@example.com"], subject: "s", text: "t" }),
+    call("/mail", "send_email", { to: ["ada@example.com"], subject: "s", text: "t" }),
+    call("/mail", "nope", {}),
+  ];
+
+  it("answers every call as the SDK does, and takes the reads with good arguments without an SDK server", async () => {
+    await answer(lanes.on, list("/mail"), env);
+    const taken: string[] = [];
+    for (const raw of READS) {
+      const { on, off } = await both(raw, lanes, env);
+      expect(on.text, raw.label).toBe(off.text);
+      if (on.servers === 0) taken.push(raw.label);
+    }
+    // Six reads with good arguments; a refused argument, the guarded tools and an unknown name are the SDK's.
+    expect(taken).toEqual(READS.filter((_, i) => [0, 1, 3, 5, 6, 7].includes(i)).map((r) => r.label));
+    const { on } = await both(READS[0] as Raw, lanes, env);
+    expect(on.text).toContain("Not done: ");
+  });
+
+  it("builds each tool's schema once per isolate: two requests' servers hold the same schema objects", () => {
+    const schemaOf = (server: McpServer, name: string) => (server as unknown as { _registeredTools: Record<string, { inputSchema: unknown }> })._registeredTools[name]?.inputSchema;
+    const [a, b] = [gmailServer("mail", env), gmailServer("mail", env)];
+    for (const name of ["search_messages", "get_message", "get_thread", "list_drafts", "get_draft", "create_draft", "send_email"]) {
+      expect(schemaOf(a, name), name).toBeDefined();
+      expect(schemaOf(a, name), name).toBe(schemaOf(b, name));
+    }
   });
 });
