@@ -9,4 +9,9 @@ type Sdk = typeof import("@modelcontextprotocol/server");
 let loading: Promise<Sdk> | undefined;
 
 /** The SDK's server package, loaded once per isolate. */
-export const loadSdk = (): Promise<Sdk> => (loading ??= import("@modelcontextprotocol/server"));
+export const loadSdk = (): Promise<Sdk> =>
+  (loading ??= import("@modelcontextprotocol/server").catch((error: unknown) => {
+    // A load that failed is tried again by the next caller, not remembered.
+    loading = undefined;
+    throw error;
+  }));

@@ -122,8 +122,10 @@ export function modernCallFits(request: Request, message: Message, call: PlainCa
     Object.keys(capabilities).length === 0 &&
     (info === undefined || (isPlainObject(info) && onlyKeys(info, ["name", "version"]) && typeof info.name === "string" && typeof info.version === "string"));
   if (everyday) return true;
+  // An SDK that cannot be loaded fits nothing: the call goes to the SDK's path, which answers why it cannot be served.
   return loadSdk().then(
     (sdk) => sdk.classifyInboundRequest({ httpMethod: "POST", protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: "tools/call", mcpNameHeader: name, body: message }).kind === "modern",
+    () => false,
   );
 }
 

@@ -241,6 +241,8 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
     ];
     const own = [];
     const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
+    // Settles once the child's output is read to its end (its exit can come before its last output).
+    const closed = new Promise((resolve) => child.once("close", resolve));
     for (const stream of [child.stdout, child.stderr]) {
       const log = lineLogger(p.name, logs, quiet);
       stream.on("data", (chunk) => {
@@ -248,7 +250,7 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
         log(chunk);
       });
     }
-    return { ...p, port, child, own };
+    return { ...p, port, child, own, closed };
   };
   for (const p of processes) children.push(await launch(p));
   const deadline = Date.now() + timeoutMs;
@@ -260,8 +262,9 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
           await answers(p.name, p.port, deadline, () => (p.child.exitCode !== null ? "exited early" : undefined));
           break;
         } catch (error) {
-          const portTaken = p.child.exitCode !== null && p.own.join("").includes("Address already in use");
-          if (asked.port !== 0 || !portTaken || tries >= 3) throw error;
+          if (asked.port !== 0 || p.child.exitCode === null || tries >= 3) throw error;
+          await p.closed;
+          if (!p.own.join("").includes("Address already in use")) throw error;
           children[i] = await launch(asked);
         }
       }

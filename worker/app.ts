@@ -109,14 +109,13 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
   // Built on the first request the fast lane leaves, so the SDK's modules load then and not at the start (sdk-leg.ts).
   let sdk: Promise<SdkHandlers> | undefined;
   const handlers = (): Promise<SdkHandlers> =>
-    (sdk ??= import("./sdk-leg").then(
-      (leg) => leg.sdkHandlers(CONFIRMED_KEEPALIVE_MS),
-      (error) => {
-        // A load that failed is tried again by the next request, not remembered.
+    (sdk ??= import("./sdk-leg")
+      .then((leg) => leg.sdkHandlers(CONFIRMED_KEEPALIVE_MS))
+      .catch((error: unknown) => {
+        // A load or a build that failed is tried again by the next request, not remembered.
         sdk = undefined;
         throw error;
-      },
-    ));
+      }));
 
   const app = new Hono<{ Bindings: GatewayEnv }>();
 
