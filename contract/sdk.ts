@@ -6,12 +6,15 @@
 // only imported dynamically unevaluated until then (esbuild's lazy `__esm` wrappers), in one file.
 type Sdk = typeof import("@modelcontextprotocol/server");
 
-let loading: Promise<Sdk> | undefined;
+/** `load`, run on the first call and its answer kept; a load that failed is tried again by the next call, not remembered. */
+export function lazily<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () =>
+    (loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    }));
+}
 
 /** The SDK's server package, loaded once per isolate. */
-export const loadSdk = (): Promise<Sdk> =>
-  (loading ??= import("@modelcontextprotocol/server").catch((error: unknown) => {
-    // A load that failed is tried again by the next caller, not remembered.
-    loading = undefined;
-    throw error;
-  }));
+export const loadSdk: () => Promise<Sdk> = lazily(() => import("@modelcontextprotocol/server"));

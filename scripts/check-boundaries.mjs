@@ -25,7 +25,8 @@ export function unitOf(relPath) {
 export const LAZY_SDK_MODULES = ["worker/sdk-leg.ts"];
 const SDK_PACKAGE = /^@modelcontextprotocol\/(server|core)(\/|$)/;
 const GATEWAY_UNITS = ["worker", "contract", "durable-objects"];
-const STATIC_IMPORT = /(?:^|[\s;])import\s+(type\s+)?([^'"]*?)\s*from\s*["']([^"']+)["']/gm;
+// `import … from`, `export … from` and a bare `import "…"`, which evaluates the module as much as any other.
+const STATIC_IMPORT = /(?:^|[\s;])(?:import|export)\s+(type\s+)?([^'"]*?)\s*from\s*["']([^"']+)["']|(?:^|[\s;])import\s*()()["']([^"']+)["']/gm;
 
 /** Whether a static import's clause names types only (`import type {…}`, or every member `type`). */
 function typesOnly(typeKeyword, clause) {
@@ -44,8 +45,8 @@ function sdkLoads({ path, text }) {
   if (!GATEWAY_UNITS.includes(unitOf(path))) return [];
   const found = [];
   for (const m of text.matchAll(STATIC_IMPORT)) {
-    if (typesOnly(m[1], m[2])) continue;
-    const spec = m[3];
+    const spec = m[3] ?? m[6];
+    if (m[3] !== undefined && typesOnly(m[1], m[2])) continue;
     if (SDK_PACKAGE.test(spec) && !LAZY_SDK_MODULES.includes(path))
       found.push(`${path} imports the MCP SDK's values statically: load them with contract/sdk.ts loadSdk, or in a module listed in LAZY_SDK_MODULES`);
     if (spec.startsWith(".")) {

@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { DEFAULT_MAX_REQUEST_BYTES, discardBody, dropUnauthenticatedBody, readCountedText } from "../contract/body";
 import { claimHoldMs, PROBE_INTERVAL_MS, PROBES_FOR_LIVENESS } from "../contract/call-registry";
 import { RpcCode } from "../contract/rpc";
+import { lazily } from "../contract/sdk";
 import { elicitationModes } from "../contract/tool-call";
 import { adminRoutes, overlayStore } from "./admin";
 import { CallerTable } from "./auth";
@@ -107,15 +108,7 @@ export function createGateway(rosterYaml: string, { fastLane: lane = true }: Gat
 
   // One handler per response shape: confirmed calls always stream, so that keepalives reveal a caller that left.
   // Built on the first request the fast lane leaves, so the SDK's modules load then and not at the start (sdk-leg.ts).
-  let sdk: Promise<SdkHandlers> | undefined;
-  const handlers = (): Promise<SdkHandlers> =>
-    (sdk ??= import("./sdk-leg")
-      .then((leg) => leg.sdkHandlers(CONFIRMED_KEEPALIVE_MS))
-      .catch((error: unknown) => {
-        // A load or a build that failed is tried again by the next request, not remembered.
-        sdk = undefined;
-        throw error;
-      }));
+  const handlers: () => Promise<SdkHandlers> = lazily(() => import("./sdk-leg").then((leg) => leg.sdkHandlers(CONFIRMED_KEEPALIVE_MS)));
 
   const app = new Hono<{ Bindings: GatewayEnv }>();
 

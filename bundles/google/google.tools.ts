@@ -134,19 +134,11 @@ const GMAIL_TOOLS: readonly ToolEntry[] = [
   { name: "send_email", register: (server) => guardedTool(server, CONFIRMED_TOOLS, "send_email", SEND_EMAIL, { rule: always, ...sendEmailGuard }) },
 ];
 
-/** The tools a set of served names gives, in the bundle's order, one list per set (a mount's groups never change in an isolate's env). */
-const served = new Map<string, readonly ToolEntry[]>();
-function toolsServing(names: ReadonlySet<string>): readonly ToolEntry[] {
-  const key = [...names].sort().join(",");
-  let tools = served.get(key);
-  if (tools === undefined) {
-    tools = GMAIL_TOOLS.filter((tool) => names.has(tool.name));
-    served.set(key, tools);
-  }
-  return tools;
-}
-
 export function gmailServer(mount: string, env: Record<string, unknown>): McpServer {
   const server = new McpServer({ name: `strad-google/${mount}`, version: "0.1.0" });
-  return registerTools(server, toolsServing(servedTools(mount, env)));
+  const serves = servedTools(mount, env);
+  return registerTools(
+    server,
+    GMAIL_TOOLS.filter((tool) => serves.has(tool.name)),
+  );
 }

@@ -27,6 +27,8 @@ describe("module boundaries", () => {
     ["the contract importing the SDK's core", "contract/x.ts", 'import { JSONRPCMessageSchema } from "@modelcontextprotocol/core/internal";'],
     ["a Durable Object importing the SDK's values", "durable-objects/x.ts", 'import * as sdk from "@modelcontextprotocol/server";'],
     ["the gateway importing the SDK's leg statically", "worker/app2.ts", 'import { sdkHandlers } from "./sdk-leg";'],
+    ["the gateway re-exporting the SDK's values", "worker/x.ts", 'export { Server } from "@modelcontextprotocol/server";'],
+    ["the gateway evaluating the SDK's leg by a bare import", "worker/x.ts", 'import "./sdk-leg";'],
   ])("refuses %s", (_name, path, text) => {
     const found = violations([{ path, text }]) as string[];
     expect(found).toHaveLength(1);
