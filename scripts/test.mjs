@@ -62,9 +62,29 @@ function count(line) {
     if (found !== null) totals[key] += Number(found[1]);
   }
 }
+// Each part's failure report (vitest's "Failed Tests" / "Failed Suites" / "Unhandled Errors" sections, up to its
+// closing summary), kept to be printed again at the very end: a run's log is often read from its tail, where the halves'
+// reports would otherwise be buried under whichever half finished last.
+const REPORT_START = /⎯+ (Failed Tests|Failed Suites|Unhandled Errors?) \d*/;
+const REPORT_END = /^\s*Test Files\s/;
+const REPORT_LINES = 80;
+function reporter() {
+  const kept = [];
+  let inside = false;
+  return {
+    kept,
+    see(line) {
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
+      if (REPORT_START.test(plain)) inside = true;
+      else if (REPORT_END.test(plain)) inside = false;
+      if (inside && kept.length < REPORT_LINES) kept.push(plain);
+    },
+  };
+}
 const closing = () => `tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped > 0 ? `, ${totals.skipped} skipped` : ""}\n`;
 
 const children = parts.map(({ tag, command, argv, env, role }) => {
+  const report = reporter();
   const child = spawn(command, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   // The owner keeps the stack until the guest has exited; a guest waits no longer for an owner that exited without one.
   if (role === "guest") child.on("close", () => writeFileSync(join(lease, "guest-done"), ""));
@@ -80,17 +100,19 @@ const children = parts.map(({ tag, command, argv, env, role }) => {
       rest = lines.pop() ?? "";
       for (const line of lines) {
         count(line);
+        report.see(line);
         to.write(`${tag}${line}\n`);
       }
     });
     from.on("end", () => {
       if (rest !== "") {
         count(rest);
+        report.see(rest);
         to.write(`${tag}${rest}\n`);
       }
     });
   }
-  return { tag, done: new Promise((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal === null ? 1 : 128)))), child };
+  return { tag, report, done: new Promise((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal === null ? 1 : 128)))), child };
 });
 
 for (const signal of ["SIGINT", "SIGTERM"]) {
@@ -103,6 +125,10 @@ const codes = await Promise.all(children.map((c) => c.done));
 if (lease !== undefined) rmSync(lease, { recursive: true, force: true });
 const failed = children.filter((_, i) => codes[i] !== 0);
 if (failed.length > 0) {
+  for (const { tag, report } of failed) {
+    if (report.kept.length === 0) continue;
+    process.stderr.write(`\n${tag}what failed, again:\n${report.kept.map((line) => `${tag}${line}\n`).join("")}`);
+  }
   process.stderr.write(`npm test: failed in ${failed.map((c) => c.tag.trim() || "the typecheck").join(", ")}\n`);
   if (args.length === 0) process.stdout.write(closing());
   process.exit(1);
