@@ -105,10 +105,13 @@ function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, 
 const SDK_REWRITES_TO_INVALID_PARAMS = -32002;
 
 /**
- * MissingRequiredClientCapability: an upstream that sends it means the gateway's own capabilities on the hop (none),
- * not the caller's, so relaying it would tell the caller something untrue; the SDK would also answer it HTTP 400.
+ * Codes that speak of the hop, not of the caller's request, so relaying one would tell the caller something untrue:
+ * HeaderMismatch (-32020) and UnsupportedProtocolVersion (-32022) are about the headers and revision the gateway sent,
+ * MissingRequiredClientCapability (-32021) about the gateway's own capabilities on the hop (none; the SDK would also
+ * answer it HTTP 400), and URLElicitationRequired (-32042) names URLs in its data, which the gateway does not relay, so
+ * the caller would get the code without what it requires. Each is the mount failing, as the gateway sees it.
  */
-const MISSING_CLIENT_CAPABILITY = -32021;
+const HOP_ONLY_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022, -32042]);
 
 function errorCode(error: UpstreamError): number {
   if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
@@ -117,7 +120,7 @@ function errorCode(error: UpstreamError): number {
     // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same: the SDK sends
     // a code only when it is a safe integer (-32603 otherwise) and makes -32002 a -32602.
     if (!Number.isSafeInteger(error.rpcCode)) return RpcCode.Internal;
-    if (error.rpcCode === MISSING_CLIENT_CAPABILITY) return RpcCode.UpstreamFailed;
+    if (HOP_ONLY_CODES.has(error.rpcCode)) return RpcCode.UpstreamFailed;
     return error.rpcCode === SDK_REWRITES_TO_INVALID_PARAMS ? RpcCode.InvalidParams : error.rpcCode;
   }
   return RpcCode.UpstreamFailed;

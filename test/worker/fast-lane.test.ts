@@ -337,16 +337,20 @@ describe("the fast lane answers as the SDK's path does", () => {
     }
   });
 
-  it("answers an upstream's -32021 and a code that is no safe integer as the SDK does, on both revisions", async () => {
+  it("answers an upstream's hop-only codes (-32020, -32021, -32022, -32042) and a code that is no safe integer as the SDK does, on both revisions", async () => {
     for (const revision of REVISIONS) {
-      for (const code of [-32021, 1.5, 1e300, -32601, -32600]) {
+      for (const code of [-32021, 1.5, 1e300, -32601, -32600, -32042, -32020, -32022, -32002]) {
         const { by, lane } = await both(call(revision, "relay", "anything", { code }));
         expect(by).toBe("fast lane");
         expect(lane.status).toBe(200);
         const sent = (JSON.parse(messageOf(lane)) as { error: { code: number } }).error.code;
         expect(Number.isSafeInteger(sent)).toBe(true);
-        // Missing capabilities on the hop are the gateway's own (it declares none), not the caller's.
-        if (code === -32021) expect(sent).toBe(-32091);
+        // The hop's headers, revision and capabilities are the gateway's own, not the caller's, and a URL elicitation
+        // the gateway does not relay would reach the caller without its URLs: each is the mount failing.
+        if ([-32020, -32021, -32022, -32042].includes(code)) expect(sent).toBe(-32091);
+        else if (code === -32002) expect(sent).toBe(-32602);
+        else if (Number.isSafeInteger(code)) expect(sent).toBe(code);
+        else expect(sent).toBe(-32603);
       }
     }
   });
