@@ -8,14 +8,12 @@ import manifest from "../../../bundles/echo/bundle.json";
 import { echoServer } from "../../../bundles/echo/echo.tools";
 import googleManifest from "../../../bundles/google/bundle.json";
 import { gmailServer } from "../../../bundles/google/google.tools";
-import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { currentScope } from "../../../bundles/kit/scope";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../../../bundles/kit/tools";
+import { answer, both as bothWith, call, callHeaders, ctx, ENV, envelope, type Handler, list, params, type Raw, withBody, withHeaders } from "./helpers/lane";
 
-type Handler = ExportedHandler<Record<string, unknown>>;
-const MODERN = "2026-07-28";
-const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: GATEWAY_PROPS } as unknown as ExecutionContext;
+afterEach(() => vi.restoreAllMocks());
 
 // A bundle of plain tools whose results take every shape a handler can give, each counting its runs.
 const runs = new Map<string, number>();
@@ -121,41 +119,7 @@ const SHAPE_TOOLS: ToolEntry[] = [
 const shapeServer = (mount: string) => registerTools(new McpServer({ name: `shapes/${mount}`, version: "1.2.3" }), SHAPE_TOOLS);
 const shapes = (fastLane: boolean) => serveBundle({ mounts: { "/shapes": shapeServer, "/other": shapeServer } }, { fastLane });
 
-interface Raw {
-  label: string;
-  path: string;
-  headers: Record<string, string>;
-  /** The body as sent: a string is sent as it is (for members JSON.stringify cannot write, such as an own __proto__). */
-  body: unknown;
-}
-
-const envelope = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  "io.modelcontextprotocol/protocolVersion": MODERN,
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "strad-gateway", version: "0.1.0" },
-  ...extra,
-});
-const callHeaders = (name: string): Record<string, string> => ({
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": MODERN,
-  "mcp-method": "tools/call",
-  "mcp-name": name,
-});
-/** A call as the gateway sends one to an ungated mount (worker/upstream.ts). */
-function call(path: string, name: string, args: unknown, label = `${path} ${name} ${JSON.stringify(args)}`): Raw {
-  return { label, path, headers: callHeaders(name), body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args, _meta: envelope() } } };
-}
-const withHeaders = (raw: Raw, headers: Record<string, string | undefined>, label: string): Raw => {
-  const merged: Record<string, string> = { ...raw.headers };
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined) delete merged[k];
-    else merged[k] = v;
-  }
-  return { ...raw, label, headers: merged };
-};
-const withBody = (raw: Raw, change: (body: Record<string, unknown>) => unknown, label: string): Raw => ({ ...raw, label, body: change(structuredClone(raw.body) as Record<string, unknown>) });
-const params = (body: Record<string, unknown>) => body.params as Record<string, unknown>;
+const both = (raw: Raw, lanes: { on: Handler; off: Handler }, env: Record<string, unknown> = ENV) => bothWith(raw, lanes, env, runs);
 
 const base = call("/shapes", "text", { text: "hi" });
 const VARIANTS: Raw[] = [
@@ -233,41 +197,6 @@ const TOOL_CALLS: Raw[] = [
 ];
 
 /** The env an isolate is handed: one object for every request, as workerd hands it. */
-const ENV: Record<string, unknown> = {};
-
-/** The whole answer as the gateway reads it: status, content type and body, byte for byte. */
-async function answer(handler: Handler, raw: Raw, env: Record<string, unknown> = ENV): Promise<string> {
-  const body = typeof raw.body === "string" ? raw.body : JSON.stringify(raw.body);
-  const request = new Request(`https://bundle.internal${raw.path}`, { method: "POST", headers: raw.headers, body });
-  const response = await (handler.fetch as NonNullable<Handler["fetch"]>)(request as never, env, ctx);
-  return `${response.status} ${response.headers.get("content-type")}\n${await response.text()}`;
-}
-
-/** The answer with and without the lane, how many SDK servers each built, and how often each ran a tool. */
-async function both(raw: Raw, lanes: { on: Handler; off: Handler }, env: Record<string, unknown> = ENV) {
-  const connect = vi.spyOn(McpServer.prototype, "connect");
-  const measure = async (handler: Handler) => {
-    runs.clear();
-    connect.mockClear();
-    const text = await answer(handler, raw, env);
-    return { text, servers: connect.mock.calls.length, runs: Object.fromEntries(runs) };
-  };
-  const on = await measure(lanes.on);
-  const off = await measure(lanes.off);
-  connect.mockRestore();
-  return { on, off };
-}
-
-afterEach(() => vi.restoreAllMocks());
-
-/** A tools/list, which the SDK serves with a server holding every tool of the mount: the lane learns its table from it. */
-const list = (path: string): Raw => ({
-  label: `${path} tools/list`,
-  path,
-  headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/list" },
-  body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: envelope() } },
-});
-
 describe("the kit's lane answers as the SDK does", () => {
   const lanes = { on: shapes(true), off: shapes(false) };
   beforeAll(async () => {
