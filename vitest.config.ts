@@ -1,10 +1,11 @@
 import { defineConfig } from "vitest/config";
 // @ts-expect-error: plain ESM list without types
-import { PROCESS_TEST_FILES } from "./test/processes.mjs";
+import { PROCESS_TEST_FILES, UNIT_ISOLATED } from "./test/processes.mjs";
 // @ts-expect-error: plain ESM module without types
 import SlowestFirst from "./test/sequencer.mjs";
 
-// Three projects: "unit" runs pure modules in Node; "processes" runs the unit-level files that start a process or a
+// Four projects: "unit" runs pure modules in Node, sharing each worker's modules between files, and "unit-isolated"
+// the few of them that replace a module (vi.mock), each with modules of its own; "processes" runs the unit-level files that start a process or a
 // runtime (the CallRegistry Durable Object and single Workers on workerd through Miniflare, wrangler, tsx scripts,
 // Dovecot); "e2e" drives the whole local stack (real Workers, real Durable Objects, real service bindings), built as
 // deployed and run on workerd through Miniflare by its global setup.
@@ -16,6 +17,15 @@ import SlowestFirst from "./test/sequencer.mjs";
 // and its E2E_GUESTS in a second one on the same stack (test/e2e/global-setup.ts).
 const UNIT_WORKERS = Number(process.env.STRAD_TEST_WORKERS ?? 3);
 
+const UNIT_FILES = [
+  "test/contract/**/*.test.ts",
+  "test/worker/**/*.test.ts",
+  "test/durable-objects/**/*.test.ts",
+  "test/bundles/**/*.unit.test.ts",
+  "test/approvals/**/*.unit.test.ts",
+  "test/scripts/**/*.test.ts",
+];
+
 export default defineConfig({
   test: {
     sequence: { sequencer: SlowestFirst },
@@ -23,19 +33,27 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: [
-            "test/contract/**/*.test.ts",
-            "test/worker/**/*.test.ts",
-            "test/durable-objects/**/*.test.ts",
-            "test/bundles/**/*.unit.test.ts",
-            "test/approvals/**/*.unit.test.ts",
-            "test/scripts/**/*.test.ts",
-          ],
-          exclude: PROCESS_TEST_FILES,
+          include: UNIT_FILES,
+          exclude: [...PROCESS_TEST_FILES, ...UNIT_ISOLATED],
+          // The unit files share each worker's modules: importing the SDK, zod and the bundles anew for each of some
+          // ninety files was half of this project's CPU (41 s of 88 s, measured alone). A unit file keeps nothing of
+          // its own past its tests: it restores its spies and globals after each (vi.restoreAllMocks,
+          // vi.unstubAllGlobals) and no module it reaches holds state a test depends on unless the test resets it.
+          isolate: false,
           maxWorkers: UNIT_WORKERS,
           // A unit test is quick alone, but `npm test` runs this project three files at a time beside the e2e half and
           // the typecheck on two cores, where a property test of many rounds took past vitest's 5 s default. A test that
           // is about time asserts its own bound; this clock only ends a test that hangs.
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          // The unit files that replace a module (vi.mock): a shared module graph would hand the mock to other files,
+          // or the real module to them.
+          name: "unit-isolated",
+          include: UNIT_ISOLATED,
+          maxWorkers: UNIT_WORKERS,
           testTimeout: 20_000,
         },
       },

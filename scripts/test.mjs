@@ -48,7 +48,7 @@ const parts =
           role: "owner",
         },
         { tag: "[e2e+] ", command: VITEST, argv: ["run", "--project", "e2e", ...E2E_GUESTS], env: { STRAD_E2E_LEASE: lease, STRAD_E2E_ROLE: "guest" }, role: "guest" },
-        { tag: "[unit] ", command: VITEST, argv: ["run", "--project", "unit", "--project", "processes"] },
+        { tag: "[unit] ", command: VITEST, argv: ["run", "--project", "unit", "--project", "unit-isolated", "--project", "processes"] },
       ];
 
 // Each half's vitest summary ("Tests  2851 passed (2851)", "Tests  1 failed | 2850 passed (2851)"), added up into one

@@ -14,3 +14,8 @@ export const PROCESS_TEST_FILES = [
   "test/scripts/*.test.ts",
   "test/worker/*.workerd.test.ts",
 ];
+
+// The unit files that replace a module (vi.mock, vi.doMock), itself or through a helper: vitest.config.ts runs them in
+// the "unit-isolated" project, each with a module graph of its own, as the "unit" project shares its workers' modules
+// between files. test/scripts/timeouts.test.ts fails when such a file is missing from this list.
+export const UNIT_ISOLATED = ["test/bundles/onepassword/sdk.unit.test.ts"];

@@ -5,7 +5,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: plain ESM list without types
-import { PROCESS_TEST_FILES } from "../processes.mjs";
+import { PROCESS_TEST_FILES, UNIT_ISOLATED } from "../processes.mjs";
 // @ts-expect-error: plain ESM module without types
 import { SLOWEST_FIRST, slowestFirst } from "../sequencer.mjs";
 
@@ -23,10 +23,15 @@ function files(dir: string): string[] {
 
 /** The file and the local modules under test/ it imports, transitively. */
 function startsAProcess(file: string, seen = new Set<string>()): boolean {
+  return reaches(STARTS, file, seen);
+}
+
+/** Whether the file or a local module under test/ it imports, transitively, holds a match of `pattern`. */
+function reaches(pattern: RegExp, file: string, seen = new Set<string>()): boolean {
   if (seen.has(file)) return false;
   seen.add(file);
   const text = readFileSync(file, "utf8");
-  if (STARTS.test(text)) return true;
+  if (pattern.test(text)) return true;
   for (const [, spec] of text.matchAll(IMPORT)) {
     const base = resolve(dirname(file), spec as string);
     const target = [base, `${base}.ts`, `${base}.mjs`, base.replace(/\.js$/, ".ts")].find((p) => {
@@ -36,7 +41,7 @@ function startsAProcess(file: string, seen = new Set<string>()): boolean {
         return false;
       }
     });
-    if (target !== undefined && relative(ROOT, target).startsWith("test/") && startsAProcess(target, seen)) return true;
+    if (target !== undefined && relative(ROOT, target).startsWith("test/") && reaches(pattern, target, seen)) return true;
   }
   return false;
 }
@@ -61,6 +66,37 @@ describe("the processes project", () => {
     expect(inProcesses("test/scripts/helpers/x.test.ts")).toBe(false);
     expect(inProcesses("test/worker/oversized-bodies.workerd.test.ts")).toBe(true);
     expect(inProcesses("test/worker/app.test.ts")).toBe(false);
+  });
+});
+
+describe("the unit project, which shares each worker's modules between files", () => {
+  const units = files(join(ROOT, "test"))
+    .map((f) => relative(ROOT, f))
+    .filter((f) => f.endsWith(".test.ts") && !f.startsWith("test/e2e/") && !f.endsWith(".e2e.test.ts") && !inProcesses(f));
+  const MOCKS = /\bvi\.(?:mock|doMock|unmock|doUnmock|resetModules)\s*\(/;
+
+  it("leaves every file that replaces a module, itself or through a helper, to the unit-isolated project", () => {
+    const mocking = units.filter((f) => reaches(MOCKS, join(ROOT, f)));
+    // The detector finds the file known to mock a module, so an empty match would show it broke.
+    expect(mocking).toContain("test/bundles/onepassword/sdk.unit.test.ts");
+    expect(mocking.filter((f) => !(UNIT_ISOLATED as string[]).includes(f))).toEqual([]);
+    for (const f of UNIT_ISOLATED as string[]) expect(statSync(join(ROOT, f)).isFile(), f).toBe(true);
+  });
+
+  it("has every file that replaces a global or the clock put it back, itself or through a helper", () => {
+    const undo = [
+      [/\bvi\.stubGlobal\s*\(/, /\bvi\.unstubAllGlobals\s*\(/],
+      [/\bvi\.stubEnv\s*\(/, /\bvi\.unstubAllEnvs\s*\(/],
+      [/\bvi\.useFakeTimers\s*\(/, /\bvi\.useRealTimers\s*\(/],
+    ] as const;
+    let found = 0;
+    for (const f of units)
+      for (const [does, undoes] of undo) {
+        if (!reaches(does, join(ROOT, f))) continue;
+        found += 1;
+        expect(reaches(undoes, join(ROOT, f)), `${f} does ${does.source} and never ${undoes.source}`).toBe(true);
+      }
+    expect(found).toBeGreaterThan(3);
   });
 });
 

@@ -1,9 +1,12 @@
 // Covers bundles/kit/posture.ts: the upstream library's container-wide switches make every guarded call refuse, with one warning naming the variable.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { elicitationPosture, resetPostureWarning, warnPostureOnce } from "../../../bundles/kit/posture";
 import { callBundle } from "./helpers/bundle";
 import { kitBundle } from "./helpers/test-bundle";
 
+// The warning is once per isolate, and the unit project's files share one (vitest.config.ts): another file's bundle may
+// have written it already.
+beforeEach(() => resetPostureWarning());
 afterEach(() => {
   resetPostureWarning();
   vi.restoreAllMocks();
