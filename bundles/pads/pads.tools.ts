@@ -8,12 +8,14 @@
 // user, token or host: the two-call token is this server's own, handed out by its first call (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import type { EditPlan } from "../kit/edits";
 import type { FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal } from "../kit/gate";
 import { checkFallback, type DeclaredAnnotations, declareGuard, editPlanFor, type Guard, type GuardKind, never, runGuarded, when } from "../kit/guard";
 import type { PromptSpec } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { twoCallTokenShape } from "../kit/token";
+import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
 import {
   appendOp,
   checkPadId,
@@ -88,7 +90,8 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 class Sessions {
   private readonly open = new Map<string, Promise<PadSession>>();
   constructor(
-    private readonly mount: string,
+    /** The mount the call came to: the sessions' server is its own, and its fingerprints name it. */
+    readonly mount: string,
     private readonly env: Record<string, unknown>,
     private readonly signal: AbortSignal,
   ) {}
@@ -220,31 +223,46 @@ function unchangedSince(t: { revision: number; session: PadSession }): void {
   if (t.session.revision !== t.revision) throw new PadError("the pad changed while the edit was being built, so nothing was sent");
 }
 
-/** Registers a tool whose guard is built per call, around the call's pad sessions, and closes them when it ends. */
+/**
+ * A tool whose guard is built per call, around the call's pad sessions, which it closes when it ends. The guard's
+ * declarations are checked against the tool's schema once per isolate, when the first server is built, so a wrong one
+ * fails there, never on a call (R-EDIT-1): the check builds the guard on sessions of its own, which need an abort
+ * signal, and workerd makes none at start-up. Each server the tool is registered on records how it asks.
+ */
 function padTool<S extends z.ZodObject, T>(
-  server: McpServer,
-  mount: string,
   name: string,
   config: { description: string; inputSchema: S; annotations: DeclaredAnnotations },
   kind: GuardKind,
   build: (sessions: Sessions) => Guard<z.infer<S>, T>,
-): void {
-  declareGuard(server, CONFIRMED_TOOLS, name, kind);
-  const probe = build(new Sessions(mount, {}, new AbortController().signal));
-  if (probe.rule.kind !== kind) throw new Error(`tool "${name}" declares ${kind} but its guard is ${probe.rule.kind}`);
-  checkFallback(name, config, probe);
-  const plan = editPlanFor(name, config, probe);
-  server.registerTool(name, config, (async (args: z.infer<S>) => {
+): ToolEntry {
+  let checked: { plan: EditPlan | undefined } | undefined;
+  const check = (): { plan: EditPlan | undefined } => {
+    if (checked !== undefined) return checked;
+    const probe = build(new Sessions("", {}, new AbortController().signal));
+    if (probe.rule.kind !== kind) throw new Error(`tool "${name}" declares ${kind} but its guard is ${probe.rule.kind}`);
+    checkFallback(name, config, probe);
+    checked = { plan: editPlanFor(name, config, probe) };
+    return checked;
+  };
+  const handler = async (args: z.infer<S>): Promise<CallToolResult> => {
     const scope = currentScope();
-    const sessions = new Sessions(mount, scope.env, scope.signal);
+    const sessions = new Sessions(scope.mount, scope.env, scope.signal);
     try {
-      return await runGuarded(build(sessions), args, plan);
+      return await runGuarded(build(sessions), args, check().plan);
     } catch (error) {
       return failed(error);
     } finally {
       sessions.closeAll();
     }
-  }) as never);
+  };
+  return {
+    name,
+    register: (server) => {
+      declareGuard(server, CONFIRMED_TOOLS, name, kind);
+      check();
+      server.registerTool(name, config, handler as never);
+    },
+  };
 }
 
 /** The write's door options: bound to the approved target, and needing a person's yes (or the token) when it asked. */
@@ -261,55 +279,109 @@ async function editing(run: () => Promise<string>): Promise<CallToolResult> {
   }
 }
 
-export function padsServer(mount: string): McpServer {
-  const server = new McpServer({ name: `strad-pads/${mount}`, version: "0.1.0" });
-  const base = () => rustpadBase(mount, currentScope().env);
+/** The mount's Rustpad server, from the call's scope. */
+const currentBase = (): URL => {
+  const scope = currentScope();
+  return rustpadBase(scope.mount, scope.env);
+};
 
-  server.registerTool(
-    "get_document",
-    {
-      description: "Reads a pad's text (Rustpad's plain-text endpoint; a pad Rustpad does not hold reads as empty, and is not created).",
-      inputSchema: z.object({ pad_id: padId }),
-      annotations: READS,
-    },
-    async ({ pad_id }) => {
-      try {
-        const text = await readPadText(base(), pad_id, currentScope().signal);
-        return json({ pad_id, characters: charLength(text), text });
-      } catch (error) {
-        return failed(error);
-      }
-    },
-  );
+// Every tool's definition, schema and handler is built once per isolate, not per request: the SDK serves one exchange per
+// server, so the bundle builds a server for each request, and building every tool's zod schemas and closures anew for
+// it was most of what a call allocated. A handler reads its mount and env from the call's scope. The two reads are
+// plain tools (bundles/kit/tools.ts): the kit's lane serves a 2026-07-28 call of one without an SDK server. Every
+// tool that writes goes through the kit's guard and gate, which are the SDK's path.
 
-  server.registerTool(
-    "get_server_stats",
-    { description: "Reads the Rustpad server's statistics: when it started (seconds since the epoch) and how many pads it holds.", inputSchema: z.object({}), annotations: READS },
-    async () => {
-      try {
-        return json(await readStats(base(), currentScope().signal));
-      } catch (error) {
-        return failed(error);
-      }
-    },
-  );
+const GET_DOCUMENT = {
+  description: "Reads a pad's text (Rustpad's plain-text endpoint; a pad Rustpad does not hold reads as empty, and is not created).",
+  inputSchema: jsonSchemaOnce(z.object({ pad_id: padId })),
+  annotations: READS,
+};
+const GET_SERVER_STATS = {
+  description: "Reads the Rustpad server's statistics: when it started (seconds since the epoch) and how many pads it holds.",
+  inputSchema: jsonSchemaOnce(z.object({})),
+  annotations: READS,
+};
+const CREATE_DOCUMENT = {
+  description: "Creates a new pad with a fresh id (as Rustpad's own client makes them), optionally with text and a language. Never asks.",
+  inputSchema: jsonSchemaOnce(z.object({ content: padText(MAX_PAD_CHARS, "The new pad's text.").optional(), language: language.optional() })),
+  annotations: CREATES,
+};
+const APPEND_TO_DOCUMENT = {
+  description: "Adds text at the end of a pad. Takes nothing away, so it never asks.",
+  inputSchema: jsonSchemaOnce(z.object({ pad_id: padId, text: padText(MAX_PAD_CHARS, "The text to add at the end.").min(1) })),
+  annotations: APPENDS,
+};
+const SET_LANGUAGE = {
+  description: "Sets a pad's editor language (syntax highlighting). Changes no text, so it never asks.",
+  inputSchema: jsonSchemaOnce(z.object({ pad_id: padId, language })),
+  annotations: LANGUAGES,
+};
+const SET_DOCUMENT = {
+  description:
+    "Replaces a pad's whole text. When the pad is not empty a person is asked first (shown the pad id and character counts, never the content), and nothing changes unless they approve. Where this server cannot ask, it answers a two-call token instead: call again with the same arguments and the token.",
+  inputSchema: jsonSchemaOnce(z.object({ pad_id: padId, content: padText(MAX_PAD_CHARS, "The pad's new text."), ...twoCallTokenShape })),
+  annotations: SETS,
+};
+const REPLACE_IN_DOCUMENT = {
+  description: `Replaces occurrences of a search string in a pad: the first one, or every one with replace_all. When it would change more than one occurrence, or remove more than ${MAX_UNASKED_LOSS_CHARS} characters or ${MAX_UNASKED_LOSS_PERCENT}% of the pad (or leave it under ${MIN_KEPT_PERCENT}% of what it held since its last large edit), counted on the pad as it stands, a person is asked first (shown the pad id, the count and the search/replace pair, never the content); if the count has changed by the time they answer, nothing changes. Where this server cannot ask, it answers a two-call token instead.`,
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      pad_id: padId,
+      search: padText(MAX_PAIR_CHARS, "The exact text to find (case-sensitive).").min(1),
+      replace: padText(MAX_PAIR_CHARS, "What each occurrence becomes (may be empty)."),
+      replace_all: z.boolean().optional().describe("Replace every occurrence instead of the first one only."),
+      ...twoCallTokenShape,
+    }),
+  ),
+  annotations: REPLACES,
+};
 
-  interface CreateTarget {
-    pad: string;
-    content: string;
-    language: string | undefined;
-    session: PadSession;
-  }
-  const createFingerprint = (t: CreateTarget): FingerprintInput => ({ operation: "create_document", target: { mount, pad: t.pad, content: t.content, language: t.language ?? null } });
+interface CreateTarget {
+  mount: string;
+  pad: string;
+  content: string;
+  language: string | undefined;
+  session: PadSession;
+}
+const createFingerprint = (t: CreateTarget): FingerprintInput => ({ operation: "create_document", target: { mount: t.mount, pad: t.pad, content: t.content, language: t.language ?? null } });
+
+interface AppendTarget {
+  mount: string;
+  pad: string;
+  text: string;
+  before: number;
+  session: PadSession;
+}
+const appendFingerprint = (t: AppendTarget): FingerprintInput => ({ operation: "append_to_document", target: { mount: t.mount, pad: t.pad, text: t.text, before_chars: t.before } });
+
+interface LanguageTarget {
+  mount: string;
+  pad: string;
+  language: string;
+  session: PadSession;
+}
+const languageFingerprint = (t: LanguageTarget): FingerprintInput => ({ operation: "set_language", target: { mount: t.mount, pad: t.pad, language: t.language } });
+
+/** Every tool of the bundle, in the order a mount lists them. */
+const PAD_TOOLS: readonly ToolEntry[] = [
+  plainTool("get_document", GET_DOCUMENT, async ({ pad_id }) => {
+    try {
+      const text = await readPadText(currentBase(), pad_id, currentScope().signal);
+      return json({ pad_id, characters: charLength(text), text });
+    } catch (error) {
+      return failed(error);
+    }
+  }),
+  plainTool("get_server_stats", GET_SERVER_STATS, async () => {
+    try {
+      return json(await readStats(currentBase(), currentScope().signal));
+    } catch (error) {
+      return failed(error);
+    }
+  }),
   padTool(
-    server,
-    mount,
     "create_document",
-    {
-      description: "Creates a new pad with a fresh id (as Rustpad's own client makes them), optionally with text and a language. Never asks.",
-      inputSchema: z.object({ content: padText(MAX_PAD_CHARS, "The new pad's text.").optional(), language: language.optional() }),
-      annotations: CREATES,
-    },
+    CREATE_DOCUMENT,
     "never",
     (sessions): Guard<{ content?: string; language?: string }, CreateTarget> => ({
       rule: never,
@@ -318,7 +390,7 @@ export function padsServer(mount: string): McpServer {
         for (let attempt = 0; attempt < 3; attempt++) {
           const pad = newPadId();
           const session = await sessions.session(pad);
-          if (session.revision === 0) return { pad, content: content ?? "", language: lang, session };
+          if (session.revision === 0) return { mount: sessions.mount, pad, content: content ?? "", language: lang, session };
         }
         throw new PadError("no unused pad id was found in three draws");
       },
@@ -332,30 +404,16 @@ export function padsServer(mount: string): McpServer {
           return JSON.stringify({ pad_id: t.pad, characters: charLength(t.content), language: t.language ?? null }, null, 1);
         }),
     }),
-  );
-
-  interface AppendTarget {
-    pad: string;
-    text: string;
-    before: number;
-    session: PadSession;
-  }
-  const appendFingerprint = (t: AppendTarget): FingerprintInput => ({ operation: "append_to_document", target: { mount, pad: t.pad, text: t.text, before_chars: t.before } });
+  ),
   padTool(
-    server,
-    mount,
     "append_to_document",
-    {
-      description: "Adds text at the end of a pad. Takes nothing away, so it never asks.",
-      inputSchema: z.object({ pad_id: padId, text: padText(MAX_PAD_CHARS, "The text to add at the end.").min(1) }),
-      annotations: APPENDS,
-    },
+    APPEND_TO_DOCUMENT,
     "never",
     (sessions): Guard<{ pad_id: string; text: string }, AppendTarget> => ({
       rule: never,
       resolve: async ({ pad_id, text }) => {
         const session = await sessions.session(pad_id);
-        return { pad: pad_id, text, before: session.length, session };
+        return { mount: sessions.mount, pad: pad_id, text, before: session.length, session };
       },
       fingerprint: appendFingerprint,
       prompt: () => ({ heading: "", consequence: "", values: [] }),
@@ -365,23 +423,14 @@ export function padsServer(mount: string): McpServer {
           return `Appended ${plural(charLength(t.text), "character")} to pad "${t.pad}"; it now holds ${plural(t.session.length, "character")}.${merged(ack)}`;
         }),
     }),
-  );
-
-  interface LanguageTarget {
-    pad: string;
-    language: string;
-    session: PadSession;
-  }
-  const languageFingerprint = (t: LanguageTarget): FingerprintInput => ({ operation: "set_language", target: { mount, pad: t.pad, language: t.language } });
+  ),
   padTool(
-    server,
-    mount,
     "set_language",
-    { description: "Sets a pad's editor language (syntax highlighting). Changes no text, so it never asks.", inputSchema: z.object({ pad_id: padId, language }), annotations: LANGUAGES },
+    SET_LANGUAGE,
     "never",
     (sessions): Guard<{ pad_id: string; language: string }, LanguageTarget> => ({
       rule: never,
-      resolve: async ({ pad_id, language: lang }) => ({ pad: pad_id, language: lang, session: await sessions.session(pad_id) }),
+      resolve: async ({ pad_id, language: lang }) => ({ mount: sessions.mount, pad: pad_id, language: lang, session: await sessions.session(pad_id) }),
       fingerprint: languageFingerprint,
       prompt: () => ({ heading: "", consequence: "", values: [] }),
       act: async (t, write) =>
@@ -390,18 +439,10 @@ export function padsServer(mount: string): McpServer {
           return `Pad "${t.pad}" is now in ${t.language}.`;
         }),
     }),
-  );
-
+  ),
   padTool(
-    server,
-    mount,
     "set_document",
-    {
-      description:
-        "Replaces a pad's whole text. When the pad is not empty a person is asked first (shown the pad id and character counts, never the content), and nothing changes unless they approve. Where this server cannot ask, it answers a two-call token instead: call again with the same arguments and the token.",
-      inputSchema: z.object({ pad_id: padId, content: padText(MAX_PAD_CHARS, "The pad's new text."), ...twoCallTokenShape }),
-      annotations: SETS,
-    },
+    SET_DOCUMENT,
     "when",
     (sessions): Guard<{ pad_id: string; content: string }, SetTarget> => ({
       // Replacing the whole text loses all of it: any non-empty pad asks (R-PAD-2), by the rule every edit is held to.
@@ -415,7 +456,7 @@ export function padsServer(mount: string): McpServer {
         const revision = session.revision;
         const verdict = session.verdictFor(setOp(session.length, content));
         return {
-          mount,
+          mount: sessions.mount,
           pad: pad_id,
           before: session.length,
           beforeSha256: await sha256(text),
@@ -438,23 +479,10 @@ export function padsServer(mount: string): McpServer {
           return `Pad "${t.pad}" now holds the new text: ${plural(t.after, "character")} (it held ${plural(t.before, "character")}).${merged(ack)}`;
         }),
     }),
-  );
-
+  ),
   padTool(
-    server,
-    mount,
     "replace_in_document",
-    {
-      description: `Replaces occurrences of a search string in a pad: the first one, or every one with replace_all. When it would change more than one occurrence, or remove more than ${MAX_UNASKED_LOSS_CHARS} characters or ${MAX_UNASKED_LOSS_PERCENT}% of the pad (or leave it under ${MIN_KEPT_PERCENT}% of what it held since its last large edit), counted on the pad as it stands, a person is asked first (shown the pad id, the count and the search/replace pair, never the content); if the count has changed by the time they answer, nothing changes. Where this server cannot ask, it answers a two-call token instead.`,
-      inputSchema: z.object({
-        pad_id: padId,
-        search: padText(MAX_PAIR_CHARS, "The exact text to find (case-sensitive).").min(1),
-        replace: padText(MAX_PAIR_CHARS, "What each occurrence becomes (may be empty)."),
-        replace_all: z.boolean().optional().describe("Replace every occurrence instead of the first one only."),
-        ...twoCallTokenShape,
-      }),
-      annotations: REPLACES,
-    },
+    REPLACE_IN_DOCUMENT,
     "when",
     (sessions): Guard<{ pad_id: string; search: string; replace: string; replace_all?: boolean }, ReplaceTarget> => ({
       rule: when(replaceAsks),
@@ -469,7 +497,21 @@ export function padsServer(mount: string): McpServer {
         const before = session.length;
         const after = before + starts.length * (charLength(replace) - charLength(search));
         const verdict = session.verdictFor(replaceOp(text, starts, search, replace));
-        return { mount, pad: pad_id, search, replace, replaceAll: replace_all === true, count: starts.length, before, after, starts, text, revision: session.revision, session, verdict };
+        return {
+          mount: sessions.mount,
+          pad: pad_id,
+          search,
+          replace,
+          replaceAll: replace_all === true,
+          count: starts.length,
+          before,
+          after,
+          starts,
+          text,
+          revision: session.revision,
+          session,
+          verdict,
+        };
       },
       fingerprint: replaceFingerprint,
       prompt: replacePrompt,
@@ -482,7 +524,9 @@ export function padsServer(mount: string): McpServer {
           return `Replaced ${plural(t.count, "occurrence")} in pad "${t.pad}"; it now holds ${plural(t.session.length, "character")}.${merged(ack)}`;
         }),
     }),
-  );
+  ),
+];
 
-  return server;
+export function padsServer(mount: string): McpServer {
+  return registerTools(new McpServer({ name: `strad-pads/${mount}`, version: "0.1.0" }), PAD_TOOLS);
 }
