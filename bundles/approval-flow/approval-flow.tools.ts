@@ -17,6 +17,7 @@ import { type DeclaredAnnotations, declareGuard, refusal } from "../kit/guard";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "../kit/keepalive";
 import { PromptRefusal } from "../kit/prompt";
 import { type CallScope, type CallState, currentScope } from "../kit/scope";
+import { jsonSchemaOnce, registerTools, type ToolEntry } from "../kit/tools";
 import { buildFlowPrompt, checkPayload, MAX_PURPOSE_CHARS } from "./approval-flow.prompt";
 import type { FlowRecord, FlowStatus, FlowStoreApi, NewFlow, Settled } from "./approval-flow.store";
 
@@ -510,52 +511,57 @@ async function applyOwn(r: Ready, start: FlowRecord): Promise<CallToolResult> {
   return { content: [{ type: "text", text: `{"status":"applied","payload":${handed}}` }], structuredContent: result };
 }
 
-const IdInput = z.object({ elicitationId: z.string().min(1).max(128).describe("The elicitationId request_approval answered.") });
+// Every tool's definition, schema and handler is built once per isolate, not per request: the SDK serves one exchange
+// per server, so the bundle builds a server for each request, and nothing of a tool's definition depends on the
+// request. A handler reads its mount, env and call from the call's scope. No tool is a plain one the kit's lane may
+// serve: each is a confirmed tool, resting on the caller's approval channel, and stays on the SDK's path.
+
+const IdInput = jsonSchemaOnce(z.object({ elicitationId: z.string().min(1).max(128).describe("The elicitationId request_approval answered.") }));
+
+const REQUEST_APPROVAL = {
+  description:
+    "Asks a person, on the caller's approval channel, to approve a JSON payload before the agent carries it out. Returns at once with an elicitationId; then call await_approval, and apply once it is approved. The payload is stored and is exactly what apply hands back.",
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      purpose: z.string().min(1).max(MAX_PURPOSE_CHARS).describe("What the payload is for, in a sentence the person reads first."),
+      payload: z.unknown().describe("The JSON value to approve: exactly what apply will hand back."),
+      ttlSeconds: z.number().optional().describe("How long the person has to decide, in seconds: 3600 unless set, clamped to 60-86400."),
+    }),
+  ),
+  annotations: ANNOTATIONS.request,
+};
+const AWAIT_APPROVAL = {
+  description: `Waits for the person's decision: returns the moment it lands, or "pending" after at most ${AWAIT_MAX_MS / 1000} s (call it again), never past the request's expiry. Status: pending, approved, rejected, applied or expired.`,
+  inputSchema: IdInput,
+  annotations: ANNOTATIONS.read,
+};
+const CHECK_STATUS = { description: "The request's status now, without waiting: pending, approved, rejected, applied or expired.", inputSchema: IdInput, annotations: ANNOTATIONS.read };
+const APPLY = {
+  description:
+    "Hands back the approved payload, once, for the agent to carry out, and only before the request's expiresAt: an approval not applied by then has run out. A pending, rejected or expired request cannot be applied; a second apply answers applied without the payload.",
+  inputSchema: IdInput,
+  annotations: ANNOTATIONS.apply,
+};
+
+/** A tool of the bundle, declared as one that asks (under the registry's checks) on each server it is registered on. */
+function flowTool(name: string, config: { description: string; inputSchema: z.ZodType; annotations: DeclaredAnnotations }, handler: (args: never) => Promise<CallToolResult>): ToolEntry {
+  return {
+    name,
+    register: (server) => {
+      declareGuard(server, CONFIRMED_TOOLS, name, "always");
+      server.registerTool(name, config as never, handler as never);
+    },
+  };
+}
+
+/** Every tool of the bundle, in the order its mount lists them. */
+const FLOW_TOOLS: readonly ToolEntry[] = [
+  flowTool("request_approval", REQUEST_APPROVAL, requestApproval),
+  flowTool("await_approval", AWAIT_APPROVAL, awaitApproval),
+  flowTool("check_status", CHECK_STATUS, checkStatus),
+  flowTool("apply", APPLY, apply),
+];
 
 export function approvalFlowServer(mount: string, _env: Record<string, unknown>): McpServer {
-  const server = new McpServer({ name: `strad-approval-flow/${mount}`, version: "0.1.0" });
-  const register = (name: string, config: { description: string; inputSchema: z.ZodType; annotations: DeclaredAnnotations }, handler: (args: never) => Promise<CallToolResult>) => {
-    declareGuard(server, CONFIRMED_TOOLS, name, "always");
-    server.registerTool(name, config as never, handler as never);
-  };
-
-  register(
-    "request_approval",
-    {
-      description:
-        "Asks a person, on the caller's approval channel, to approve a JSON payload before the agent carries it out. Returns at once with an elicitationId; then call await_approval, and apply once it is approved. The payload is stored and is exactly what apply hands back.",
-      inputSchema: z.object({
-        purpose: z.string().min(1).max(MAX_PURPOSE_CHARS).describe("What the payload is for, in a sentence the person reads first."),
-        payload: z.unknown().describe("The JSON value to approve: exactly what apply will hand back."),
-        ttlSeconds: z.number().optional().describe("How long the person has to decide, in seconds: 3600 unless set, clamped to 60-86400."),
-      }),
-      annotations: ANNOTATIONS.request,
-    },
-    requestApproval as never,
-  );
-  register(
-    "await_approval",
-    {
-      description: `Waits for the person's decision: returns the moment it lands, or "pending" after at most ${AWAIT_MAX_MS / 1000} s (call it again), never past the request's expiry. Status: pending, approved, rejected, applied or expired.`,
-      inputSchema: IdInput,
-      annotations: ANNOTATIONS.read,
-    },
-    awaitApproval as never,
-  );
-  register(
-    "check_status",
-    { description: "The request's status now, without waiting: pending, approved, rejected, applied or expired.", inputSchema: IdInput, annotations: ANNOTATIONS.read },
-    checkStatus as never,
-  );
-  register(
-    "apply",
-    {
-      description:
-        "Hands back the approved payload, once, for the agent to carry out, and only before the request's expiresAt: an approval not applied by then has run out. A pending, rejected or expired request cannot be applied; a second apply answers applied without the payload.",
-      inputSchema: IdInput,
-      annotations: ANNOTATIONS.apply,
-    },
-    apply as never,
-  );
-  return server;
+  return registerTools(new McpServer({ name: `strad-approval-flow/${mount}`, version: "0.1.0" }), FLOW_TOOLS);
 }

@@ -23,7 +23,8 @@ export class MailSession {
   private opening: Promise<ImapClient> | undefined;
 
   constructor(
-    private readonly mount: string,
+    /** The mount whose account this session opens: the call's own (bundles/kit/scope.ts). */
+    readonly mount: string,
     private readonly env: Record<string, unknown>,
     private readonly signal: AbortSignal,
   ) {}

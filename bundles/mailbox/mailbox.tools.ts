@@ -13,6 +13,7 @@ import { always, checkFallback, type DeclaredAnnotations, declareGuard, editPlan
 import { buildPrompt, PromptRefusal } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { actedOnTokenLine, tokenStep, twoCallTokenShape } from "../kit/token";
+import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
 import { MailError } from "./mailbox.client";
 import {
   deleteFingerprint,
@@ -53,22 +54,6 @@ const MOVES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true,
 const MANAGES: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
 const FLAGS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
 const DRAFTS: DeclaredAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
-
-/** get_attachments is the computed one: read-only unless the mount binds an R2 bucket it saves into (R-MAIL-5). */
-export function annotationsFor(mount: string, env: Record<string, unknown>): Readonly<Record<string, DeclaredAnnotations>> {
-  return {
-    list_mailboxes: READS,
-    list_messages: READS,
-    search_messages: READS,
-    get_message: READS,
-    get_attachments: attachmentBucket(mount, env) === undefined ? READS : SAVES_ATTACHMENTS,
-    delete_messages: DELETES,
-    move_messages: MOVES,
-    manage_mailbox: MANAGES,
-    set_message_flags: FLAGS,
-    save_draft: DRAFTS,
-  };
-}
 
 /** A mailbox name as the caller gives it: text, no control character, at most 200 characters. */
 const mailboxName = (what: string) =>
@@ -121,29 +106,63 @@ async function through<T>(write: GatedWrite, mount: string, op: string, options:
   return result.value;
 }
 
-/** Runs a guarded tool's guard, built per call around the call's IMAP session, and closes the session at its end. */
+/** The call's IMAP session, from the mount and env of the call's scope, closed at the call's end; a failure is answered in the bundle's words. */
+async function inSession(work: (session: MailSession) => Promise<CallToolResult>): Promise<CallToolResult> {
+  const scope = currentScope();
+  const session = new MailSession(scope.mount, scope.env, scope.signal);
+  try {
+    return await work(session);
+  } catch (error) {
+    return failed(error);
+  } finally {
+    await session.close();
+  }
+}
+
+interface MailToolConfig<S extends z.ZodObject> {
+  description: string;
+  inputSchema: S;
+  annotations: DeclaredAnnotations;
+}
+
+/** What a guard declares of how it asks, which its tool's schema must fit. */
+type Declared = Pick<Guard<never, never>, "rule" | "fallback" | "editable">;
+
+/**
+ * A tool that writes, or asks: its guard is built per call around the call's IMAP session, and it is declared (under
+ * the registry's checks) on each server it is registered on. `probe` builds the guard as a call does, to check its
+ * declaration against the tool's schema when the isolate's first server holding the tool is built, never on a call
+ * (R-EDIT-1): not when the module loads, as a probe's session holds an AbortSignal, which workerd lets no module make
+ * in its global scope.
+ */
 function mailTool<S extends z.ZodObject>(
-  server: McpServer,
-  mount: string,
   name: string,
-  config: { description: string; inputSchema: S; annotations: DeclaredAnnotations },
+  config: MailToolConfig<S>,
   kind: GuardKind,
   run: (session: MailSession, args: z.infer<S>) => Promise<CallToolResult>,
-  probe?: Guard<never, never>,
-): void {
-  declareGuard(server, CONFIRMED_TOOLS, name, kind);
-  if (probe !== undefined) checkFallback(name, config, probe);
-  server.registerTool(name, config, (async (args: z.infer<S>) => {
-    const scope = currentScope();
-    const session = new MailSession(mount, scope.env, scope.signal);
-    try {
-      return await run(session, args);
-    } catch (error) {
-      return failed(error);
-    } finally {
-      await session.close();
-    }
-  }) as never);
+  probe?: (session: MailSession) => Declared,
+): ToolEntry {
+  let checked = probe === undefined;
+  const handler = (args: z.infer<S>) => inSession((session) => run(session, args));
+  return {
+    name,
+    register: (server) => {
+      declareGuard(server, CONFIRMED_TOOLS, name, kind);
+      if (!checked && probe !== undefined) {
+        // The probe's session is only read for its declarations: it never resolves or acts.
+        const guard = probe(new MailSession("", {}, new AbortController().signal));
+        checkFallback(name, config, guard);
+        editPlanFor(name, config, guard);
+        checked = true;
+      }
+      server.registerTool(name, config, handler as never);
+    },
+  };
+}
+
+/** A read: it asks nobody, sends no notification and needs nothing of the SDK's request, so the kit's lane may serve it. */
+function readTool<S extends z.ZodObject>(name: string, config: MailToolConfig<S>, run: (session: MailSession, args: z.infer<S>) => Promise<CallToolResult>): ToolEntry {
+  return plainTool(name, config, (args) => inSession((session) => run(session, args as z.infer<S>)));
 }
 
 /** A mailbox that can hold messages: not a \Noselect or \NonExistent name in the hierarchy. */
@@ -152,32 +171,36 @@ const selectable = (flags: readonly string[]) => !flags.some((f) => ["\\noselect
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 /** The messages a call names, in a mailbox opened for writing; every UID must be there, or nobody is asked. */
-async function messagesTarget(session: MailSession, mount: string, mailbox: string, list: readonly number[]): Promise<MessagesTarget> {
+async function messagesTarget(session: MailSession, mailbox: string, list: readonly number[]): Promise<MessagesTarget> {
   const client = await session.fresh();
   const sorted = canonicalUids(list);
   const box = await client.open(mailbox, false);
   const present = await client.existing(sorted);
   const missing = sorted.filter((u) => !present.includes(u));
   if (missing.length > 0) throw new MailError(`mailbox "${mailbox}" (UIDVALIDITY ${box.uidValidity}) holds no message with UID ${missing.join(", ")}`);
-  return { mount, mailbox, uidValidity: box.uidValidity, uids: sorted, present };
+  return { mount: session.mount, mailbox, uidValidity: box.uidValidity, uids: sorted, present };
 }
 
-export function mailboxServer(mount: string, env: Record<string, unknown> = {}): McpServer {
-  const server = new McpServer({ name: `strad-mailbox/${mount}`, version: "0.1.0" });
-  const hints = annotationsFor(mount, env);
-  const read = <S extends z.ZodObject>(name: string, description: string, inputSchema: S, run: (session: MailSession, args: z.infer<S>) => Promise<CallToolResult>) =>
-    mailTool(server, mount, name, { description, inputSchema, annotations: hints[name] as DeclaredAnnotations }, "never", run);
+// Every tool's definition, schema, guard and handler is built once per isolate, not per request: the SDK serves one
+// exchange per server, so the bundle builds a server for each request, and building every tool's zod schemas and
+// closures anew for it was most of what a call allocated. A handler reads its mount and env from the call's scope.
+// The reads are plain tools (bundles/kit/tools.ts): the kit's lane serves a 2026-07-28 call of one without an SDK
+// server. Every tool that writes stays on the SDK's path, and so does get_attachments where it saves into a bucket.
 
-  read("list_mailboxes", "Lists the account's mailboxes (folders) with their flags and, where the server can say, message counts.", z.object({}), async (s) => listMailboxes(await s.client()));
-  read(
-    "list_messages",
-    "Lists a mailbox's messages a page at a time, newest first: UID, flags, size, From, Subject and Date. Changes no flag.",
-    z.object({ mailbox: mailboxName("The mailbox, e.g. INBOX or Archive."), offset, limit }),
-    async (s, a) => listMessages(await s.client(), a.mailbox, a.offset ?? 0, a.limit ?? DEFAULT_PAGE),
-  );
-  read(
-    "search_messages",
-    "Searches a mailbox (all criteria must match) and returns the matches a page at a time, newest first, with the total. Changes no flag.",
+// ---- the reads: never ask ----
+const LIST_MAILBOXES = {
+  description: "Lists the account's mailboxes (folders) with their flags and, where the server can say, message counts.",
+  inputSchema: jsonSchemaOnce(z.object({})),
+  annotations: READS,
+};
+const LIST_MESSAGES = {
+  description: "Lists a mailbox's messages a page at a time, newest first: UID, flags, size, From, Subject and Date. Changes no flag.",
+  inputSchema: jsonSchemaOnce(z.object({ mailbox: mailboxName("The mailbox, e.g. INBOX or Archive."), offset, limit })),
+  annotations: READS,
+};
+const SEARCH_MESSAGES = {
+  description: "Searches a mailbox (all criteria must match) and returns the matches a page at a time, newest first, with the total. Changes no flag.",
+  inputSchema: jsonSchemaOnce(
     z.object({
       mailbox: mailboxName("The mailbox to search."),
       from: z.string().min(1).max(200).optional().describe("Text in the From header."),
@@ -191,307 +214,334 @@ export function mailboxServer(mount: string, env: Record<string, unknown> = {}):
       offset,
       limit,
     }),
-    async (s, a) => searchMessages(await s.client(), { ...a, offset: a.offset ?? 0, limit: a.limit ?? DEFAULT_PAGE }),
-  );
-  read(
-    "get_message",
-    "Reads one message by UID: its headers, its text (from the HTML part when there is no plain one) and a list of its attachments. Changes no flag.",
-    z.object({ mailbox: mailboxName("The mailbox holding the message."), uid: uid.describe("The message's UID.") }),
-    async (s, a) => getMessage(await s.client(), a.mailbox, a.uid),
-  );
-  const bucket = attachmentBucket(mount, env);
-  read(
-    "get_attachments",
-    bucket === undefined
-      ? "Returns a message's attachments (all, or those at the given indexes from get_message) as embedded files. Changes nothing."
-      : "Saves a message's attachments (all, or those at the given indexes from get_message) into this mount's R2 bucket and returns their keys.",
-    z.object({
-      mailbox: mailboxName("The mailbox holding the message."),
-      uid: uid.describe("The message's UID."),
-      indexes: z.array(z.number().int().min(0).max(999)).min(1).max(50).optional().describe("Which attachments, by get_message's index; all when absent."),
-    }),
-    async (s, a) => getAttachments(await s.client(), mount, attachmentBucket(mount, currentScope().env), a.mailbox, a.uid, a.indexes),
-  );
+  ),
+  annotations: READS,
+};
+const GET_MESSAGE = {
+  description: "Reads one message by UID: its headers, its text (from the HTML part when there is no plain one) and a list of its attachments. Changes no flag.",
+  inputSchema: jsonSchemaOnce(z.object({ mailbox: mailboxName("The mailbox holding the message."), uid: uid.describe("The message's UID.") })),
+  annotations: READS,
+};
+const ATTACHMENTS_INPUT = jsonSchemaOnce(
+  z.object({
+    mailbox: mailboxName("The mailbox holding the message."),
+    uid: uid.describe("The message's UID."),
+    indexes: z.array(z.number().int().min(0).max(999)).min(1).max(50).optional().describe("Which attachments, by get_message's index; all when absent."),
+  }),
+);
+const GET_ATTACHMENTS = {
+  description: "Returns a message's attachments (all, or those at the given indexes from get_message) as embedded files. Changes nothing.",
+  inputSchema: ATTACHMENTS_INPUT,
+  annotations: READS,
+};
+const SAVE_ATTACHMENTS = {
+  description: "Saves a message's attachments (all, or those at the given indexes from get_message) into this mount's R2 bucket and returns their keys.",
+  inputSchema: ATTACHMENTS_INPUT,
+  annotations: SAVES_ATTACHMENTS,
+};
+const attachmentsOf = async (s: MailSession, a: z.infer<typeof ATTACHMENTS_INPUT>) =>
+  getAttachments(await s.client(), s.mount, attachmentBucket(s.mount, currentScope().env), a.mailbox, a.uid, a.indexes);
 
-  // ---- delete_messages: always asks ----
-  const deleteGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[] }, MessagesTarget> => ({
+// ---- delete_messages: always asks ----
+const deleteGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[] }, MessagesTarget> => ({
+  rule: always,
+  fallback: "token",
+  resolve: (a) => messagesTarget(session, a.mailbox, a.uids),
+  fingerprint: deleteFingerprint,
+  prompt: deletePrompt,
+  describe: describeMessages,
+  act: async (t, write) => {
+    try {
+      const client = await session.client();
+      await through(write, session.mount, "expunge", { binds: deleteFingerprint(t), needsApproval: true }, () => client.expunge(t.uids));
+      return { content: [{ type: "text", text: `Deleted ${plural(t.uids.length, "message")} from "${t.mailbox}" (UIDs ${t.uids.join(", ")}).` }] };
+    } catch (error) {
+      return failed(error);
+    }
+  },
+});
+const DELETE_MESSAGES = {
+  description:
+    "Deletes messages by UID, permanently (expunged, not moved to a trash folder). Always asks a person first, shown the mailbox, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
+  inputSchema: jsonSchemaOnce(z.object({ mailbox: mailboxName("The mailbox holding the messages."), uids, ...twoCallTokenShape })),
+  annotations: DELETES,
+};
+
+// ---- move_messages: always asks, move and copy under different keys ----
+const MOVE_MESSAGES = {
+  description:
+    "Moves (default) or copies messages by UID into another mailbox. Always asks a person first, for a move and for a copy alike: on a shared or public folder either one discloses the messages to everyone who can read it. The person is shown both mailboxes, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      mailbox: mailboxName("The mailbox holding the messages."),
+      uids,
+      destination: mailboxName("The mailbox to move or copy them into; it must exist."),
+      mode: z.enum(["move", "copy"]).optional().describe("move (default) takes them out of the source; copy leaves them there too."),
+      ...twoCallTokenShape,
+    }),
+  ),
+  annotations: MOVES,
+};
+const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" }, TransferTarget> => {
+  // The folders the person may pick instead of the model's destination (docs/rules.md R-MAIL-12), listed by the
+  // call's first resolve, which runs before the form is built; the person's pick is resolved and bound like a model's.
+  let folders: string[] | undefined;
+  return {
     rule: always,
     fallback: "token",
-    resolve: (a) => messagesTarget(session, mount, a.mailbox, a.uids),
-    fingerprint: deleteFingerprint,
-    prompt: deletePrompt,
-    describe: describeMessages,
+    editable: { destination: { mode: "pick", label: "Into mailbox", choices: () => folders } },
+    resolve: async (a) => {
+      if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
+      const target = await messagesTarget(session, a.mailbox, a.uids);
+      const client = await session.client();
+      // The destination must exist: a move never creates the folder it hands messages to.
+      const dest = await client.status(a.destination).catch(() => {
+        throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
+      });
+      folders ??= (await client.listMailboxes()).filter((b) => selectable(b.flags) && b.name !== a.mailbox).map((b) => b.name);
+      return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
+    },
+    fingerprint: transferFingerprint,
+    prompt: transferPrompt,
+    describe: describeTransfer,
     act: async (t, write) => {
       try {
         const client = await session.client();
-        await through(write, mount, "expunge", { binds: deleteFingerprint(t), needsApproval: true }, () => client.expunge(t.uids));
-        return { content: [{ type: "text", text: `Deleted ${plural(t.uids.length, "message")} from "${t.mailbox}" (UIDs ${t.uids.join(", ")}).` }] };
+        const moved = await through(write, session.mount, t.mode, { binds: transferFingerprint(t), needsApproval: true }, () => client.transfer(t.mode, t.uids, t.destination));
+        const done = t.mode === "move" ? "Moved" : "Copied";
+        const uidsNow =
+          moved === undefined ? "" : ` Their UIDs in "${t.destination}": ${moved.destination.map(([a, b]) => (a === b ? `${a}` : `${a}:${b}`)).join(",")} (UIDVALIDITY ${moved.uidValidity}).`;
+        return { content: [{ type: "text", text: `${done} ${plural(t.uids.length, "message")} from "${t.mailbox}" to "${t.destination}" (UIDs ${t.uids.join(", ")}).${uidsNow}` }] };
       } catch (error) {
         return failed(error);
       }
     },
-  });
-  mailTool(
-    server,
-    mount,
-    "delete_messages",
-    {
-      description:
-        "Deletes messages by UID, permanently (expunged, not moved to a trash folder). Always asks a person first, shown the mailbox, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
-      inputSchema: z.object({ mailbox: mailboxName("The mailbox holding the messages."), uids, ...twoCallTokenShape }),
-      annotations: hints.delete_messages as DeclaredAnnotations,
-    },
-    "always",
-    (s, a) => runGuarded(deleteGuard(s), a),
-    deleteGuard(new MailSession(mount, {}, new AbortController().signal)) as never,
-  );
+  };
+};
 
-  // ---- move_messages: always asks, move and copy under different keys ----
-  const moveSchema = z.object({
-    mailbox: mailboxName("The mailbox holding the messages."),
-    uids,
-    destination: mailboxName("The mailbox to move or copy them into; it must exist."),
-    mode: z.enum(["move", "copy"]).optional().describe("move (default) takes them out of the source; copy leaves them there too."),
-    ...twoCallTokenShape,
+// ---- manage_mailbox: create never, delete always, rename on the two-call token only ----
+type ManageArgs = { action: "create" | "delete" | "rename"; mailbox: string; new_name?: string; two_call_token?: string };
+const mailboxTarget = async (session: MailSession, name: string): Promise<MailboxTarget> => {
+  const client = await session.fresh();
+  const status = await client.status(name).catch(() => {
+    throw new MailError(`there is no mailbox "${name}"`);
   });
-  const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" }, TransferTarget> => {
-    // The folders the person may pick instead of the model's destination (docs/rules.md R-MAIL-12), listed by the
-    // call's first resolve, which runs before the form is built; the person's pick is resolved and bound like a model's.
-    let folders: string[] | undefined;
-    return {
-      rule: always,
-      fallback: "token",
-      editable: { destination: { mode: "pick", label: "Into mailbox", choices: () => folders } },
-      resolve: async (a) => {
-        if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
-        const target = await messagesTarget(session, mount, a.mailbox, a.uids);
-        const client = await session.client();
-        // The destination must exist: a move never creates the folder it hands messages to.
-        const dest = await client.status(a.destination).catch(() => {
-          throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
-        });
-        folders ??= (await client.listMailboxes()).filter((b) => selectable(b.flags) && b.name !== a.mailbox).map((b) => b.name);
-        return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
-      },
-      fingerprint: transferFingerprint,
-      prompt: transferPrompt,
-      describe: describeTransfer,
+  return { mount: session.mount, mailbox: name, uidValidity: status.uidValidity, messages: status.messages };
+};
+const createGuard = (session: MailSession): Guard<ManageArgs, { mailbox: string }> => ({
+  rule: never,
+  resolve: (a) => ({ mailbox: a.mailbox }),
+  fingerprint: (t) => ({ operation: "create_mailbox", target: { mount: session.mount, mailbox: t.mailbox } }),
+  prompt: () => ({ heading: "", consequence: "", values: [] }),
+  act: async (t, write) => {
+    try {
+      const client = await session.client();
+      const binds = { operation: "create_mailbox", target: { mount: session.mount, mailbox: t.mailbox } };
+      await through(write, session.mount, "create", { binds, needsApproval: false }, () => client.createMailbox(t.mailbox));
+      return { content: [{ type: "text", text: `Created mailbox "${t.mailbox}".` }] };
+    } catch (error) {
+      return failed(error);
+    }
+  },
+});
+const deleteMailboxGuard = (session: MailSession): Guard<ManageArgs, MailboxTarget> => ({
+  rule: always,
+  fallback: "token",
+  resolve: (a) => mailboxTarget(session, a.mailbox),
+  fingerprint: deleteMailboxFingerprint,
+  prompt: deleteMailboxPrompt,
+  describe: describeMailbox,
+  act: async (t, write) => {
+    try {
+      const client = await session.client();
+      await through(write, session.mount, "delete-mailbox", { binds: deleteMailboxFingerprint(t), needsApproval: true }, () => client.deleteMailbox(t.mailbox));
+      return { content: [{ type: "text", text: `Deleted mailbox "${t.mailbox}" and the ${plural(t.messages, "message")} in it.` }] };
+    } catch (error) {
+      return failed(error);
+    }
+  },
+});
+const MANAGE_MAILBOX = {
+  description:
+    "Creates, deletes or renames a mailbox. create never asks. delete always asks a person first (shown the mailbox and how many messages it holds); where this server cannot ask, it answers a two-call token instead. rename is reversible, so it never asks a person: it always answers a two-call token first (counting the messages of the mailbox and of every mailbox under it, which go with it), and renames on a second call with the same arguments quoting it. A rename changes only the last part of the name, within the same parent; one into another hierarchy is refused (use move_messages, which asks a person), and INBOX is never renamed.",
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      action: z.enum(["create", "delete", "rename"]).describe("create, delete or rename."),
+      mailbox: mailboxName("The mailbox to create, delete or rename."),
+      new_name: mailboxName("rename only: the mailbox's new name, under the same parent (only the last part of the name changes).").optional(),
+      ...twoCallTokenShape,
+    }),
+  ),
+  annotations: MANAGES,
+};
+
+// ---- set_message_flags: never asks; \Deleted refused ----
+interface FlagsTarget extends MessagesTarget {
+  add: string[];
+  remove: string[];
+}
+const flagsFingerprint = (t: FlagsTarget): FingerprintInput => ({
+  operation: "set_flags",
+  target: { mount: t.mount, mailbox: t.mailbox, uid_validity: t.uidValidity, uids: { set: t.uids }, add: { set: t.add }, remove: { set: t.remove } },
+});
+const SET_MESSAGE_FLAGS = {
+  description:
+    "Adds and removes flags (\\Seen, \\Answered, \\Flagged, \\Draft, or keywords) on messages by UID. Never asks: flags come back off. \\Deleted is refused outright: on a server that expunges automatically it is a deletion, and deleting is delete_messages, which asks.",
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      mailbox: mailboxName("The mailbox holding the messages."),
+      uids,
+      add: z.array(flag).max(10).optional().describe("Flags to add."),
+      remove: z.array(flag).max(10).optional().describe("Flags to remove."),
+    }),
+  ),
+  annotations: FLAGS,
+};
+function setFlags(s: MailSession, a: z.infer<typeof SET_MESSAGE_FLAGS.inputSchema>): Promise<CallToolResult> {
+  const add = a.add ?? [];
+  const remove = a.remove ?? [];
+  const all = [...add, ...remove];
+  // Refused before the server is reached (R-MAIL-3).
+  if (all.some((f) => f.toLowerCase() === "\\deleted"))
+    return Promise.resolve(
+      refusal("set_message_flags never sets or clears \\Deleted: on a server that expunges automatically that is a deletion, and deleting is delete_messages, which asks a person"),
+    );
+  const bad = all.find((f) => (f.startsWith("\\") ? !SYSTEM_FLAGS.has(f) : !KEYWORD.test(f)));
+  if (bad !== undefined) return Promise.resolve(refusal(`"${bad.slice(0, 64)}" is not a flag this tool sets: \\Seen, \\Answered, \\Flagged, \\Draft, or a keyword of letters, digits and $_.-`));
+  if (all.length === 0) return Promise.resolve(refusal("name at least one flag to add or remove"));
+  return runGuarded<{ mailbox: string; uids: number[] }, FlagsTarget>(
+    {
+      rule: never,
+      resolve: async (x) => ({ ...(await messagesTarget(s, x.mailbox, x.uids)), add, remove }),
+      fingerprint: flagsFingerprint,
+      prompt: () => ({ heading: "", consequence: "", values: [] }),
       act: async (t, write) => {
         try {
-          const client = await session.client();
-          const moved = await through(write, mount, t.mode, { binds: transferFingerprint(t), needsApproval: true }, () => client.transfer(t.mode, t.uids, t.destination));
-          const done = t.mode === "move" ? "Moved" : "Copied";
-          const uidsNow =
-            moved === undefined ? "" : ` Their UIDs in "${t.destination}": ${moved.destination.map(([a, b]) => (a === b ? `${a}` : `${a}:${b}`)).join(",")} (UIDVALIDITY ${moved.uidValidity}).`;
-          return { content: [{ type: "text", text: `${done} ${plural(t.uids.length, "message")} from "${t.mailbox}" to "${t.destination}" (UIDs ${t.uids.join(", ")}).${uidsNow}` }] };
+          const client = await s.client();
+          await through(write, s.mount, "store", { binds: flagsFingerprint(t), needsApproval: false }, () => client.store(t.uids, t.add, t.remove));
+          return {
+            content: [
+              {
+                type: "text",
+                text: `Flags changed on ${plural(t.uids.length, "message")} in "${t.mailbox}" (UIDs ${t.uids.join(", ")}): added ${t.add.join(" ") || "none"}; removed ${t.remove.join(" ") || "none"}.`,
+              },
+            ],
+          };
         } catch (error) {
           return failed(error);
         }
       },
-    };
-  };
-  const moveProbe = transferGuard(new MailSession(mount, {}, new AbortController().signal));
-  // A wrong edit declaration fails here, when the server is built, never on a call (R-EDIT-1).
-  editPlanFor("move_messages", { inputSchema: moveSchema }, moveProbe);
-  mailTool(
-    server,
-    mount,
-    "move_messages",
-    {
-      description:
-        "Moves (default) or copies messages by UID into another mailbox. Always asks a person first, for a move and for a copy alike: on a shared or public folder either one discloses the messages to everyone who can read it. The person is shown both mailboxes, the count and the UIDs, never a subject or sender; where this server cannot ask, it answers a two-call token instead.",
-      inputSchema: moveSchema,
-      annotations: hints.move_messages as DeclaredAnnotations,
     },
+    a,
+  );
+}
+
+// ---- save_draft: never asks ----
+const address = z
+  .string()
+  .min(3)
+  .max(254)
+  .regex(/^[^\s@<>,;"]+@[^\s@<>,;"]+$/, "an address as name@example.com");
+const SAVE_DRAFT = {
+  description: "Saves a plain-text draft into the account's drafts mailbox (the one marked \\Drafts, else Drafts). Never asks: nothing is sent, and a draft can be deleted.",
+  inputSchema: jsonSchemaOnce(
+    z.object({
+      to: z.array(address).min(1).max(50).describe("Recipients' addresses."),
+      cc: z.array(address).max(50).optional().describe("Copy recipients' addresses."),
+      subject: z.string().max(900).describe("The subject."),
+      body: z.string().max(100_000).describe("The text."),
+    }),
+  ),
+  annotations: DRAFTS,
+};
+function saveDraft(s: MailSession, a: z.infer<typeof SAVE_DRAFT.inputSchema>): Promise<CallToolResult> {
+  return runGuarded<typeof a, { mailbox: string; message: Uint8Array; digest: string }>(
+    {
+      rule: never,
+      resolve: async (x) => {
+        const client = await s.client();
+        const boxes = await client.listMailboxes();
+        const drafts = boxes.find((b) => b.flags.some((f) => f.toLowerCase() === "\\drafts"))?.name ?? "Drafts";
+        const message = buildDraft({ to: x.to, cc: x.cc ?? [], subject: x.subject, body: x.body });
+        return { mailbox: drafts, message, digest: await sha256(message) };
+      },
+      fingerprint: (t) => ({ operation: "save_draft", target: { mount: s.mount, mailbox: t.mailbox, message_sha256: t.digest } }),
+      prompt: () => ({ heading: "", consequence: "", values: [] }),
+      act: async (t, write) => {
+        try {
+          const client = await s.client();
+          const binds = { operation: "save_draft", target: { mount: s.mount, mailbox: t.mailbox, message_sha256: t.digest } };
+          const newUid = await through(write, s.mount, "append", { binds, needsApproval: false }, () => client.append(t.mailbox, t.message, ["\\Draft", "\\Seen"]));
+          return { content: [{ type: "text", text: `Saved the draft in "${t.mailbox}"${newUid === undefined ? "" : ` as UID ${newUid}`}. Nothing was sent.` }] };
+        } catch (error) {
+          return failed(error);
+        }
+      },
+    },
+    a,
+  );
+}
+
+/** The reads a mount lists before get_attachments. */
+const READ_TOOLS: readonly ToolEntry[] = [
+  readTool("list_mailboxes", LIST_MAILBOXES, async (s) => listMailboxes(await s.client())),
+  readTool("list_messages", LIST_MESSAGES, async (s, a) => listMessages(await s.client(), a.mailbox, a.offset ?? 0, a.limit ?? DEFAULT_PAGE)),
+  readTool("search_messages", SEARCH_MESSAGES, async (s, a) => searchMessages(await s.client(), { ...a, offset: a.offset ?? 0, limit: a.limit ?? DEFAULT_PAGE })),
+  readTool("get_message", GET_MESSAGE, async (s, a) => getMessage(await s.client(), a.mailbox, a.uid)),
+];
+
+/** The tools a mount lists after get_attachments: every one writes, and three of them ask. */
+const WRITE_TOOLS: readonly ToolEntry[] = [
+  mailTool("delete_messages", DELETE_MESSAGES, "always", (s, a) => runGuarded(deleteGuard(s), a), deleteGuard),
+  mailTool(
+    "move_messages",
+    MOVE_MESSAGES,
     "always",
     (s, a) => {
       // The plan is the call's own: its pick list is this call's folders.
       const guard = transferGuard(s);
-      return runGuarded(guard, a, editPlanFor("move_messages", { inputSchema: moveSchema }, guard));
+      return runGuarded(guard, a, editPlanFor("move_messages", MOVE_MESSAGES, guard));
     },
-    moveProbe as never,
-  );
-
-  // ---- manage_mailbox: create never, delete always, rename on the two-call token only ----
-  type ManageArgs = { action: "create" | "delete" | "rename"; mailbox: string; new_name?: string; two_call_token?: string };
-  const mailboxTarget = async (session: MailSession, name: string): Promise<MailboxTarget> => {
-    const client = await session.fresh();
-    const status = await client.status(name).catch(() => {
-      throw new MailError(`there is no mailbox "${name}"`);
-    });
-    return { mount, mailbox: name, uidValidity: status.uidValidity, messages: status.messages };
-  };
-  const createGuard = (session: MailSession): Guard<ManageArgs, { mailbox: string }> => ({
-    rule: never,
-    resolve: (a) => ({ mailbox: a.mailbox }),
-    fingerprint: (t) => ({ operation: "create_mailbox", target: { mount, mailbox: t.mailbox } }),
-    prompt: () => ({ heading: "", consequence: "", values: [] }),
-    act: async (t, write) => {
-      try {
-        const client = await session.client();
-        await through(write, mount, "create", { binds: { operation: "create_mailbox", target: { mount, mailbox: t.mailbox } }, needsApproval: false }, () => client.createMailbox(t.mailbox));
-        return { content: [{ type: "text", text: `Created mailbox "${t.mailbox}".` }] };
-      } catch (error) {
-        return failed(error);
-      }
-    },
-  });
-  const deleteMailboxGuard = (session: MailSession): Guard<ManageArgs, MailboxTarget> => ({
-    rule: always,
-    fallback: "token",
-    resolve: (a) => mailboxTarget(session, a.mailbox),
-    fingerprint: deleteMailboxFingerprint,
-    prompt: deleteMailboxPrompt,
-    describe: describeMailbox,
-    act: async (t, write) => {
-      try {
-        const client = await session.client();
-        await through(write, mount, "delete-mailbox", { binds: deleteMailboxFingerprint(t), needsApproval: true }, () => client.deleteMailbox(t.mailbox));
-        return { content: [{ type: "text", text: `Deleted mailbox "${t.mailbox}" and the ${plural(t.messages, "message")} in it.` }] };
-      } catch (error) {
-        return failed(error);
-      }
-    },
-  });
+    transferGuard,
+  ),
   mailTool(
-    server,
-    mount,
     "manage_mailbox",
-    {
-      description:
-        "Creates, deletes or renames a mailbox. create never asks. delete always asks a person first (shown the mailbox and how many messages it holds); where this server cannot ask, it answers a two-call token instead. rename is reversible, so it never asks a person: it always answers a two-call token first (counting the messages of the mailbox and of every mailbox under it, which go with it), and renames on a second call with the same arguments quoting it. A rename changes only the last part of the name, within the same parent; one into another hierarchy is refused (use move_messages, which asks a person), and INBOX is never renamed.",
-      inputSchema: z.object({
-        action: z.enum(["create", "delete", "rename"]).describe("create, delete or rename."),
-        mailbox: mailboxName("The mailbox to create, delete or rename."),
-        new_name: mailboxName("rename only: the mailbox's new name, under the same parent (only the last part of the name changes).").optional(),
-        ...twoCallTokenShape,
-      }),
-      annotations: hints.manage_mailbox as DeclaredAnnotations,
-    },
+    MANAGE_MAILBOX,
     "when",
     async (s, a) => {
       if (a.action === "create") return runGuarded(createGuard(s), a);
       if (a.action === "delete") return runGuarded(deleteMailboxGuard(s), a);
-      return renameOnToken(s, mount, a);
+      return renameOnToken(s, a);
     },
-    deleteMailboxGuard(new MailSession(mount, {}, new AbortController().signal)) as never,
-  );
+    deleteMailboxGuard,
+  ),
+  mailTool("set_message_flags", SET_MESSAGE_FLAGS, "never", setFlags),
+  mailTool("save_draft", SAVE_DRAFT, "never", saveDraft),
+];
 
-  // ---- set_message_flags: never asks; \Deleted refused ----
-  interface FlagsTarget extends MessagesTarget {
-    add: string[];
-    remove: string[];
-  }
-  const flagsFingerprint = (t: FlagsTarget): FingerprintInput => ({
-    operation: "set_flags",
-    target: { mount, mailbox: t.mailbox, uid_validity: t.uidValidity, uids: { set: t.uids }, add: { set: t.add }, remove: { set: t.remove } },
-  });
-  mailTool(
-    server,
-    mount,
-    "set_message_flags",
-    {
-      description:
-        "Adds and removes flags (\\Seen, \\Answered, \\Flagged, \\Draft, or keywords) on messages by UID. Never asks: flags come back off. \\Deleted is refused outright: on a server that expunges automatically it is a deletion, and deleting is delete_messages, which asks.",
-      inputSchema: z.object({
-        mailbox: mailboxName("The mailbox holding the messages."),
-        uids,
-        add: z.array(flag).max(10).optional().describe("Flags to add."),
-        remove: z.array(flag).max(10).optional().describe("Flags to remove."),
-      }),
-      annotations: hints.set_message_flags as DeclaredAnnotations,
-    },
-    "never",
-    (s, a) => {
-      const add = a.add ?? [];
-      const remove = a.remove ?? [];
-      const all = [...add, ...remove];
-      // Refused before the server is reached (R-MAIL-3).
-      if (all.some((f) => f.toLowerCase() === "\\deleted"))
-        return Promise.resolve(
-          refusal("set_message_flags never sets or clears \\Deleted: on a server that expunges automatically that is a deletion, and deleting is delete_messages, which asks a person"),
-        );
-      const bad = all.find((f) => (f.startsWith("\\") ? !SYSTEM_FLAGS.has(f) : !KEYWORD.test(f)));
-      if (bad !== undefined) return Promise.resolve(refusal(`"${bad.slice(0, 64)}" is not a flag this tool sets: \\Seen, \\Answered, \\Flagged, \\Draft, or a keyword of letters, digits and $_.-`));
-      if (all.length === 0) return Promise.resolve(refusal("name at least one flag to add or remove"));
-      return runGuarded<{ mailbox: string; uids: number[] }, FlagsTarget>(
-        {
-          rule: never,
-          resolve: async (x) => ({ ...(await messagesTarget(s, mount, x.mailbox, x.uids)), add, remove }),
-          fingerprint: flagsFingerprint,
-          prompt: () => ({ heading: "", consequence: "", values: [] }),
-          act: async (t, write) => {
-            try {
-              const client = await s.client();
-              await through(write, mount, "store", { binds: flagsFingerprint(t), needsApproval: false }, () => client.store(t.uids, t.add, t.remove));
-              return {
-                content: [
-                  {
-                    type: "text",
-                    text: `Flags changed on ${plural(t.uids.length, "message")} in "${t.mailbox}" (UIDs ${t.uids.join(", ")}): added ${t.add.join(" ") || "none"}; removed ${t.remove.join(" ") || "none"}.`,
-                  },
-                ],
-              };
-            } catch (error) {
-              return failed(error);
-            }
-          },
-        },
-        a,
-      );
-    },
-  );
+/** Every tool of a mount that hands attachments back, and of one that saves them into its R2 bucket (R-MAIL-5), in the order a mount lists them. */
+const READING_MOUNT: readonly ToolEntry[] = [...READ_TOOLS, readTool("get_attachments", GET_ATTACHMENTS, attachmentsOf), ...WRITE_TOOLS];
+const SAVING_MOUNT: readonly ToolEntry[] = [...READ_TOOLS, mailTool("get_attachments", SAVE_ATTACHMENTS, "never", attachmentsOf), ...WRITE_TOOLS];
 
-  // ---- save_draft: never asks ----
-  const address = z
-    .string()
-    .min(3)
-    .max(254)
-    .regex(/^[^\s@<>,;"]+@[^\s@<>,;"]+$/, "an address as name@example.com");
-  mailTool(
-    server,
-    mount,
-    "save_draft",
-    {
-      description: "Saves a plain-text draft into the account's drafts mailbox (the one marked \\Drafts, else Drafts). Never asks: nothing is sent, and a draft can be deleted.",
-      inputSchema: z.object({
-        to: z.array(address).min(1).max(50).describe("Recipients' addresses."),
-        cc: z.array(address).max(50).optional().describe("Copy recipients' addresses."),
-        subject: z.string().max(900).describe("The subject."),
-        body: z.string().max(100_000).describe("The text."),
-      }),
-      annotations: hints.save_draft as DeclaredAnnotations,
-    },
-    "never",
-    (s, a) =>
-      runGuarded<typeof a, { mailbox: string; message: Uint8Array; digest: string }>(
-        {
-          rule: never,
-          resolve: async (x) => {
-            const client = await s.client();
-            const boxes = await client.listMailboxes();
-            const drafts = boxes.find((b) => b.flags.some((f) => f.toLowerCase() === "\\drafts"))?.name ?? "Drafts";
-            const message = buildDraft({ to: x.to, cc: x.cc ?? [], subject: x.subject, body: x.body });
-            return { mailbox: drafts, message, digest: await sha256(message) };
-          },
-          fingerprint: (t) => ({ operation: "save_draft", target: { mount, mailbox: t.mailbox, message_sha256: t.digest } }),
-          prompt: () => ({ heading: "", consequence: "", values: [] }),
-          act: async (t, write) => {
-            try {
-              const client = await s.client();
-              const binds = { operation: "save_draft", target: { mount, mailbox: t.mailbox, message_sha256: t.digest } };
-              const newUid = await through(write, mount, "append", { binds, needsApproval: false }, () => client.append(t.mailbox, t.message, ["\\Draft", "\\Seen"]));
-              return { content: [{ type: "text", text: `Saved the draft in "${t.mailbox}"${newUid === undefined ? "" : ` as UID ${newUid}`}. Nothing was sent.` }] };
-            } catch (error) {
-              return failed(error);
-            }
-          },
-        },
-        a,
-      ),
-  );
+/** get_attachments is the computed one: read-only unless the mount binds an R2 bucket it saves into (R-MAIL-5). */
+export function annotationsFor(mount: string, env: Record<string, unknown>): Readonly<Record<string, DeclaredAnnotations>> {
+  return {
+    list_mailboxes: READS,
+    list_messages: READS,
+    search_messages: READS,
+    get_message: READS,
+    get_attachments: attachmentBucket(mount, env) === undefined ? GET_ATTACHMENTS.annotations : SAVE_ATTACHMENTS.annotations,
+    delete_messages: DELETES,
+    move_messages: MOVES,
+    manage_mailbox: MANAGES,
+    set_message_flags: FLAGS,
+    save_draft: DRAFTS,
+  };
+}
 
-  return server;
+export function mailboxServer(mount: string, env: Record<string, unknown> = {}): McpServer {
+  const server = new McpServer({ name: `strad-mailbox/${mount}`, version: "0.1.0" });
+  return registerTools(server, attachmentBucket(mount, env) === undefined ? READING_MOUNT : SAVING_MOUNT);
 }
 
 async function sha256(bytes: Uint8Array): Promise<string> {
@@ -506,7 +556,7 @@ export const RENAME_WHY = "a rename is reversible, so this server takes the two-
  * rename: the two-call token only, even when a channel exists (R-MAIL-2). The token is kept in the gateway's record
  * of the call, so a call that carries none (no channel at all) cannot have one and is refused.
  */
-async function renameOnToken(session: MailSession, mount: string, a: { mailbox: string; new_name?: string; two_call_token?: string }): Promise<CallToolResult> {
+async function renameOnToken(session: MailSession, a: { mailbox: string; new_name?: string; two_call_token?: string }): Promise<CallToolResult> {
   const scope = currentScope();
   const call = scope.call;
   if (call === undefined) return refusal("this request is not a tool call");
@@ -551,7 +601,7 @@ async function renameOnToken(session: MailSession, mount: string, a: { mailbox: 
     const children = delimiter === undefined ? [] : await client.children(a.mailbox, delimiter);
     return { ...status, children: children.length, total: children.reduce((sum, c) => sum + c.messages, status.messages) };
   })();
-  const target: RenameTarget = { mount, mailbox: a.mailbox, to: newName, uidValidity: source.uidValidity, messages: source.messages, children: source.children, total: source.total };
+  const target: RenameTarget = { mount: session.mount, mailbox: a.mailbox, to: newName, uidValidity: source.uidValidity, messages: source.messages, children: source.children, total: source.total };
   const fp = await digest(renameFingerprint(target));
   let message: string;
   try {
@@ -564,7 +614,7 @@ async function renameOnToken(session: MailSession, mount: string, a: { mailbox: 
   if (step.kind !== "redeemed") return step.answer;
   call.approval = { fingerprint: fp, approved: true };
   const client = await session.client();
-  await through(gatedWrite, mount, "rename", { binds: renameFingerprint(target), needsApproval: true }, () => client.renameMailbox(target.mailbox, target.to));
+  await through(gatedWrite, session.mount, "rename", { binds: renameFingerprint(target), needsApproval: true }, () => client.renameMailbox(target.mailbox, target.to));
   return {
     content: [
       { type: "text", text: `Renamed mailbox "${target.mailbox}" to "${target.to}".` },

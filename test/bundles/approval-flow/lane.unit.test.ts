@@ -1,0 +1,70 @@
+// Covers the Approval Flow bundle beside the kit's lane (bundles/kit/lane.ts): every tool is a confirmed one, so the
+// lane takes none of its calls, with or without a channel, valid or invalid, and the bundle answers each byte for byte
+// as the SDK's path does; and every tool's schema is built once per isolate.
+import type { McpServer } from "@modelcontextprotocol/server";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { approvalFlowServer } from "../../../bundles/approval-flow/approval-flow.tools";
+import manifest from "../../../bundles/approval-flow/bundle.json";
+import { serveBundle } from "../../../bundles/kit/mount";
+import { CHANNEL_META_KEY } from "../../../contract/channel";
+import { askChannel } from "../kit/helpers/bundle";
+import { answer, both, call, envelope, list, params, type Raw, withBody } from "../kit/helpers/lane";
+import { memoryFlows } from "./helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+const lanes = { on: serveBundle({ manifest, server: approvalFlowServer }), off: serveBundle({ manifest, server: approvalFlowServer }, { fastLane: false }) };
+const ID = "00000000-0000-4000-8000-000000000000";
+// A store that holds nothing (so every id is unknown), and an approval service on a closed loopback port: a call that
+// reaches it fails at once, the same way on both paths, and nothing leaves the machine.
+const env: Record<string, unknown> = { FLOWS: memoryFlows().ns };
+const ref = { scope: "dev-session", key: "n:1", nonce: "test-nonce-0123456789" };
+const ASK = askChannel("http://127.0.0.1:9/approvals/", { slug: "approval-flow", call: ref, caller: "dev-session" });
+const SKIP = { slug: "approval-flow", skip: true, ttlMs: 5_000, call: ref, caller: "dev-session" };
+/** The call as the gateway sends it to a gated mount: with the approval channel in its _meta. */
+const onChannel = (raw: Raw, channel: Record<string, unknown>, label: string): Raw =>
+  withBody(raw, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ [CHANNEL_META_KEY]: channel }) } }), `${raw.label} ${label}`);
+
+const PATH = "/approval-flow";
+const CALLS: Raw[] = [
+  call(PATH, "request_approval", { purpose: "Deploy", payload: { v: 1 } }),
+  call(PATH, "request_approval", { purpose: "", payload: 1 }),
+  call(PATH, "request_approval", { payload: 1 }),
+  call(PATH, "await_approval", { elicitationId: ID }),
+  call(PATH, "await_approval", {}),
+  call(PATH, "check_status", { elicitationId: ID }),
+  call(PATH, "check_status", { elicitationId: "x".repeat(129) }),
+  call(PATH, "apply", { elicitationId: ID }),
+  call(PATH, "apply", { elicitationId: 1 }),
+  call(PATH, "nope", {}),
+  onChannel(call(PATH, "request_approval", { purpose: "Deploy", payload: { v: 1 } }), ASK, "on an ask channel"),
+  onChannel(call(PATH, "await_approval", { elicitationId: ID }), ASK, "on an ask channel"),
+  onChannel(call(PATH, "check_status", { elicitationId: ID }), ASK, "on an ask channel"),
+  onChannel(call(PATH, "apply", { elicitationId: ID }), SKIP, "on a waived slug"),
+];
+
+describe("the Approval Flow bundle beside the lane", () => {
+  it("answers every call as the SDK does, and the lane takes none: every tool is a confirmed one", async () => {
+    await answer(lanes.on, list(PATH), env);
+    const taken: string[] = [];
+    for (const raw of CALLS) {
+      const { on, off } = await both(raw, lanes, env);
+      expect(on.text, raw.label).toBe(off.text);
+      if (on.servers === 0) taken.push(raw.label);
+    }
+    expect(taken).toEqual([]);
+    // The calls ran their tools: refused without a channel, and an unknown id on one.
+    expect((await both(CALLS[0] as Raw, lanes, env)).on.text).toContain("Refused: ");
+    expect((await both(CALLS[12] as Raw, lanes, env)).on.text).toContain("Not found: ");
+  });
+
+  it("builds each tool's schema once per isolate: two requests' servers hold the same schema objects", () => {
+    const tools = (server: McpServer) => (server as unknown as { _registeredTools: Record<string, { inputSchema: unknown }> })._registeredTools;
+    const [a, b] = [approvalFlowServer("approval-flow", env), approvalFlowServer("approval-flow", env)];
+    expect(Object.keys(tools(a))).toEqual(["request_approval", "await_approval", "check_status", "apply"]);
+    for (const name of Object.keys(tools(a))) {
+      expect(tools(a)[name]?.inputSchema, name).toBeDefined();
+      expect(tools(a)[name]?.inputSchema, name).toBe(tools(b)[name]?.inputSchema);
+    }
+  });
+});
