@@ -57,7 +57,8 @@ export interface PlainToolConfig<S extends StandardSchemaWithJSON> {
  * What a plain tool promises, for the lane to answer as the SDK would: its input schema checks without side effects
  * (a call the lane hands over is checked again by the SDK); the factory registering it does not replace the server's
  * tools/call handler; and nothing the factory does per request matters to its calls (the lane does not run the
- * factory for the calls it serves).
+ * factory for the calls it serves): what a call must do whichever path answers it, such as 1Password's warning of
+ * its ignored switches, the tool's own handler does.
  */
 export function plainTool<S extends StandardSchemaWithJSON>(name: string, config: PlainToolConfig<S>, run: (args: StandardSchemaWithJSON.InferOutput<S>) => Promise<CallToolResult>): ToolEntry {
   const handler = async (args: unknown): Promise<CallToolResult> => {
