@@ -1,6 +1,8 @@
 // What `npm run bench` reads inside a Worker's isolate: the bytes it allocates per call and the heap it keeps
 // after a forced collection. It speaks the Chrome DevTools Protocol to workerd's inspector, which Miniflare
 // opens to each Worker started with `unsafeInspectorProxy` (startRuntime's `inspect` option, scripts/stack.mjs).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import WebSocket from "ws";
 
 /**
@@ -49,11 +51,29 @@ export async function inspectIsolate(inspectorPort, worker) {
 
 const sampledBytes = (node) => node.selfSize + node.children.reduce((sum, child) => sum + sampledBytes(child), 0);
 
-/** The bytes each of `isolates` allocated per call while `run()` made `calls` calls, collected objects included. */
-export async function allocatedPerCall(isolates, calls, run) {
+/** Every function name in a sampled profile's tree. */
+export function functionsIn(profile) {
+  const names = new Set();
+  const walk = (node) => {
+    names.add(node.callFrame.functionName);
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head);
+  return names;
+}
+
+/**
+ * The bytes each of `isolates` allocated per call while `run()` made `calls` calls, collected objects included.
+ * `onProfile(i, profile)` sees each isolate's sampled profile (V8's SamplingHeapProfile), to tell which code allocated.
+ */
+export async function allocatedPerCall(isolates, calls, run, onProfile = () => {}) {
   await Promise.all(isolates.map((isolate) => isolate.send("HeapProfiler.startSampling", SAMPLING)));
   await run();
   const profiles = await Promise.all(isolates.map((isolate) => isolate.send("HeapProfiler.stopSampling")));
+  // BENCH_HEAP_PROFILES=<dir> keeps each profile, as Chrome's DevTools open it, to see where a call's bytes go.
+  const dir = process.env.BENCH_HEAP_PROFILES;
+  if (dir !== undefined) for (const [i, { profile }] of profiles.entries()) writeFileSync(join(dir, `${isolates[i].worker}-${Date.now()}.heapprofile`), JSON.stringify(profile));
+  for (const [i, { profile }] of profiles.entries()) onProfile(i, profile);
   return profiles.map(({ profile }) => sampledBytes(profile.head) / calls);
 }
 

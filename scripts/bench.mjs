@@ -23,6 +23,8 @@
 //      started the same way (scripts/bench-cold.mjs; target median <= 100 ms, the 1Password SDK build against
 //      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (5) starts each Worker that often.
 //      BENCH_MAILBOX=1 runs part 5 alone.
+//   7. each bundle's hot read through the gateway on the stack, in 2026-07-28 as the gateway speaks to its mounts:
+//      the bytes allocated per call in that bundle's isolate (target <= 8 KiB). BENCH_BUNDLES=1 runs it alone.
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 // (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path. BENCH_STALL_CALLS, 10 x N by
 // default, and BENCH_RETENTION_CALLS, 50 x N, size the stall and retention runs: 20k and 100k at the default N.)
@@ -32,7 +34,7 @@ import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { coldStarts } from "./bench-cold.mjs";
 import { stallVerdict, TraceUnavailable, traceCollections } from "./bench-gc.mjs";
-import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
+import { allocatedPerCall, functionsIn, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
 import { buildWorker, closedLoop, gatewayPropsFor, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
@@ -44,6 +46,10 @@ const STALL_MS = 50;
 const RETENTION_CALLS = Number(process.env.BENCH_RETENTION_CALLS ?? 50 * N);
 // The heap is first read warm, after this many calls through the gateway.
 const WARMUP_CALLS = 1000;
+const BUNDLES_TITLE = "7. each bundle's hot read through the gateway (2026-07-28 on the hop): bytes allocated per call in the bundle's isolate";
+/** Part 7's target, per call in the bundle's isolate (issue 31). */
+const BUNDLE_BYTES_PER_CALL = 8 * 1024;
+
 const vars = Object.fromEntries(
   readFileSync(join(ROOT, ".dev.vars.example"), "utf8")
     .split("\n")
@@ -351,12 +357,24 @@ if (process.env.BENCH_MAILBOX === "1") {
   }
   process.exit();
 }
+// BENCH_BUNDLES=1 runs part 7 alone, on a stack of its own.
+if (process.env.BENCH_BUNDLES === "1") {
+  const stack = await startStack({ inspect: true });
+  try {
+    console.log(`\n${BUNDLES_TITLE}`);
+    await bundleReads(stack, { authorization: `Bearer ${TOKEN}` });
+  } finally {
+    await stack.stop();
+  }
+  process.exit();
+}
 console.log("\n1. echo through the gateway vs directly against the bundle, in both revisions (workerd via Miniflare)");
 await gatewayVsDirect();
 // A retention found in part 1 has set the exit code already.
 if (process.env.BENCH_ONLY === "1") process.exit();
 
-const stack = await startStack();
+// The inspector is open on every Worker of the stack for part 7; parts 2-5 measure against human-scale targets.
+const stack = await startStack({ inspect: true });
 try {
   const gatewayUrl = (slug) => `http://127.0.0.1:${PORTS.gateway}/mcp?servers=${slug}`;
   const auth = { authorization: `Bearer ${TOKEN}` };
@@ -429,6 +447,9 @@ try {
 
   console.log("\n5. the mailbox: search_messages + get_message through the gateway against the stack's Dovecot (one pair at a time)");
   await mailboxCalls(gatewayUrl("mailbox"), auth);
+
+  console.log(`\n${BUNDLES_TITLE}`);
+  await bundleReads(stack, auth);
 } finally {
   await stack.stop();
 }
@@ -453,6 +474,61 @@ async function toolResult(url, headers, id, name, args) {
   const result = line === undefined ? undefined : JSON.parse(line).result;
   if (response.status !== 200 || result === undefined || result.isError === true) throw new Error(`${name} failed: HTTP ${response.status}`);
   return JSON.parse(result.content[0].text);
+}
+
+/**
+ * Part 7: each bundle's most frequent read, called through the gateway against the stack's fakes (Gmail, 1Password
+ * Connect, Rustpad, Dovecot), and V8's sampling heap profiler in the bundle's isolate over the calls. Approval Flow has
+ * no read that asks nobody: its hot call is check_status on a pending request, which the SDK's path serves.
+ */
+async function bundleReads(stack, auth) {
+  // The Connect fake's finance vault (test/fakes/onepassword/seed.ts, IDS.finance).
+  const FINANCE_VAULT = "financevault00000000000001";
+  const gatewayUrl = (slug) => `http://127.0.0.1:${PORTS.gateway}/mcp?servers=${slug}`;
+  const reads = [
+    { bundle: "google", slug: "gmail-ro", tool: "search_messages", args: { max_results: 3 } },
+    { bundle: "onepassword", slug: "onepassword", tool: "onepassword_list_items", args: { vault_id: FINANCE_VAULT } },
+    { bundle: "pads", slug: "pads", tool: "get_document", args: { pad_id: "bench7" } },
+    { bundle: "mailbox", slug: "mailbox", tool: "search_messages", args: { mailbox: "INBOX", subject: "Lunch" } },
+  ];
+  const { mintSession } = await import("../approvals/dev-api.mjs");
+  const session = await mintSession();
+  const flowHeaders = { ...auth, "x-elicitation-url": session.elicitationUrl };
+  const { elicitationId } = await toolResult(gatewayUrl("approval-flow"), flowHeaders, "b7-flow", "request_approval", { purpose: "bench part 7", payload: {} });
+  reads.push({ bundle: "approval-flow", slug: "approval-flow", tool: "check_status", args: { elicitationId }, headers: { "x-elicitation-url": session.elicitationUrl } });
+
+  const n = Math.max(100, Math.floor(N / 10));
+  const names = Object.fromEntries(discoverWorkers().bundles.map((b) => [b.dir, b.name]));
+  for (const read of reads) {
+    const worker = names[read.bundle];
+    const port = stack.inspectors[worker];
+    if (port === undefined) throw new Error(`the stack did not open ${worker} to the inspector`);
+    const headers = { ...auth, ...read.headers };
+    // A read that failed would measure the failure: the first answer must be the tool's result.
+    const first = await toolResult(gatewayUrl(read.slug), headers, `b7-${read.bundle}`, read.tool, read.args);
+    if (first === undefined) throw new Error(`${read.tool} on ${read.slug} answered nothing`);
+    const call = (i) => timedCall(gatewayUrl(read.slug), headers, `b7-${read.bundle}-${i}`, read.tool, read.args, "2026-07-28");
+    // Warm: the bundle's first call under an env is the SDK's (it learns the lane's table), and its code is compiled.
+    await closedLoop(50, 4, call);
+    const isolate = await inspectIsolate(port, worker);
+    try {
+      let path = "n/a";
+      // The SDK's modern leg (its serveModern) allocated in the run: the calls were not the kit's lane's.
+      const [bytes] = await allocatedPerCall(
+        [isolate],
+        n,
+        () => closedLoop(n, 4, call),
+        (_, profile) => {
+          path = functionsIn(profile).has("serveModern") ? "the SDK's path" : "the kit's lane";
+        },
+      );
+      console.log(
+        `   ${`${read.bundle} ${read.tool} (${read.slug})`.padEnd(52)} ${String(n).padStart(5)} calls, served by ${path.padEnd(14)} ${kib(bytes).padStart(10)} per call (target <= ${kib(BUNDLE_BYTES_PER_CALL)}): ${pass(bytes <= BUNDLE_BYTES_PER_CALL)}`,
+      );
+    } finally {
+      isolate.close();
+    }
+  }
 }
 
 /** Part 4: request_approval, then await_approval held at the approval service while the decision lands. */

@@ -442,13 +442,15 @@ export const inspectorPortFile = (port) => join(tmpdir(), `strad-stack-inspector
  * answers GET /healthz; returns the ports, the Workers' output as lines tagged with their process's name
  * (`quiet: false` prints them too), and stop().
  */
-export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
+export async function startStack({ quiet = true, timeoutMs = 120_000, inspect = process.env.STRAD_STACK_INSPECT === "1" } = {}) {
   const processes = stackProcesses();
   const logs = [];
   const runtimes = [];
   const into = mkdtempSync(join(tmpdir(), "strad-stack-"));
   let rustpad;
   let mail;
+  /** Each Worker's name to its process's inspector port, when `inspect`. */
+  const inspectors = {};
   const stop = async () => {
     await Promise.all([...runtimes.map((r) => r.stop()), rustpad?.stop(), mail?.stop()]);
     rmSync(into, { recursive: true, force: true });
@@ -463,10 +465,10 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
         stdout.on("data", lineLogger(p.name, logs, quiet));
         stderr.on("data", lineLogger(p.name, logs, quiet));
       };
-      // STRAD_STACK_INSPECT=1 opens workerd's inspector on every Worker, for scripts/spin-watch.mjs to pause a
-      // process that spins and print where each isolate is.
-      const inspect = process.env.STRAD_STACK_INSPECT === "1" ? workers.map((w) => w.name) : [];
-      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect });
+      // `inspect` (STRAD_STACK_INSPECT=1) opens workerd's inspector on every Worker: for scripts/spin-watch.mjs to pause
+      // a process that spins and print where each isolate is, and for the bench to read a bundle's allocations.
+      const started = await startRuntime(workers, { port: p.port, onOutput: output, inspect: inspect ? workers.map((w) => w.name) : [] });
+      if (started.inspectorPort !== undefined) for (const w of workers) inspectors[w.name] = started.inspectorPort;
       if (started.inspectorPort !== undefined) writeFileSync(inspectorPortFile(p.port), String(started.inspectorPort));
       runtimes.push({ name: p.name, port: p.port, ...started });
     }
@@ -476,5 +478,5 @@ export async function startStack({ quiet = true, timeoutMs = 120_000 } = {}) {
     await stop();
     throw new Error(`${error.message}\n${logs.join("")}`);
   }
-  return { stop, logs, ports: { ...Object.fromEntries(runtimes.map((r) => [r.name, r.port])), rustpad: rustpad.port, dovecot: mail.port } };
+  return { stop, logs, inspectors, ports: { ...Object.fromEntries(runtimes.map((r) => [r.name, r.port])), rustpad: rustpad.port, dovecot: mail.port } };
 }

@@ -2,7 +2,7 @@
 // allocation per request is known: the bytes per call it finds, and retention found when and only when kept.
 import { afterAll, beforeAll, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { allocatedPerCall, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "../../scripts/bench-heap.mjs";
+import { allocatedPerCall, functionsIn, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "../../scripts/bench-heap.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { closedLoop, startRuntime } from "../../scripts/bench-runtime.mjs";
 
@@ -19,13 +19,17 @@ const ALLOCATED = STRINGS * LENGTH;
 const SCRIPT = `
 const base = Array.from({ length: ${LENGTH} }, () => "x").join("");
 const kept = [];
+function allocateStrings() {
+  const strings = [];
+  for (let i = 0; i < ${STRINGS}; i++) strings.push(base.toUpperCase());
+  return strings;
+}
 export default {
   fetch(request) {
     const path = new URL(request.url).pathname;
     if (path === "/light") return new Response("ok");
     if (path === "/release") kept.length = 0;
-    const strings = [];
-    for (let i = 0; i < ${STRINGS}; i++) strings.push(base.toUpperCase());
+    const strings = allocateStrings();
     if (path === "/keep") kept.push(strings);
     return new Response(strings[strings.length - 1].slice(0, 8));
   },
@@ -58,6 +62,16 @@ it("finds the bytes a request allocates, within a factor of two, and far fewer f
   expect(heavy).toBeGreaterThan(ALLOCATED / 2);
   expect(heavy).toBeLessThan(ALLOCATED * 2);
   expect(light).toBeLessThan(ALLOCATED / 4);
+});
+
+it("hands over each isolate's profile, which names the function that allocated (how part 7 tells the kit's lane from the SDK's path)", async () => {
+  const seen: Set<string>[] = [];
+  const keep = (_: number, profile: unknown) => seen.push(functionsIn(profile));
+  await allocatedPerCall([isolate], 200, () => calls(200, "/alloc"), keep);
+  await allocatedPerCall([isolate], 200, () => calls(200, "/light"), keep);
+  expect(seen).toHaveLength(2);
+  expect(seen[0]?.has("allocateStrings")).toBe(true);
+  expect(seen[1]?.has("allocateStrings")).toBe(false);
 });
 
 it("finds no retention while every request's garbage is collectable, finds it while each request keeps its strings, and none once they are let go", async () => {
