@@ -18,6 +18,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const VITEST = fileURLToPath(new URL("../node_modules/.bin/vitest", import.meta.url));
 const TSC = fileURLToPath(new URL("../node_modules/.bin/tsc", import.meta.url));
 const args = process.argv.slice(2);
+// The whole run's wall time, from this runner's start (after the lint) to its last part's end: the closing line's.
+const started = performance.now();
 
 // The files every local Worker start reads (each folder's .dev.vars, the route-free copy of a config with routes) are
 // written once, here, before anything starts: written while test files run side by side, two would race to make them,
@@ -52,7 +54,7 @@ const parts =
       ];
 
 // Each half's vitest summary ("Tests  2851 passed (2851)", "Tests  1 failed | 2850 passed (2851)"), added up into one
-// plain closing line that any reader of the run can count by: "tests: N passed, N failed".
+// plain closing line that any reader of the run can count by: "tests: N passed, N failed, in N s".
 const totals = { passed: 0, failed: 0, skipped: 0 };
 function count(line) {
   const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
@@ -81,7 +83,7 @@ function reporter() {
     },
   };
 }
-const closing = () => `tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped > 0 ? `, ${totals.skipped} skipped` : ""}\n`;
+const closing = () => `tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped > 0 ? `, ${totals.skipped} skipped` : ""}, in ${Math.round((performance.now() - started) / 1000)} s\n`;
 
 const children = parts.map(({ tag, command, argv, env, role }) => {
   const report = reporter();
