@@ -43,7 +43,17 @@ describe("the largest legal send on the review page", () => {
     const call = client.callTool("send_email", args, { timeout: 110_000 }).finally(() => client.close());
     call.catch(() => {});
     const card = page.getByTestId("prompt").first();
-    await card.getByTestId("prompt-values").waitFor({ timeout: 60_000 });
+    // A call that ends before its card is shown (a refusal, a tool error) fails here with what it answered, not after
+    // the card's wait runs out.
+    const shown = card.getByTestId("prompt-values").waitFor({ timeout: 60_000 });
+    const endedFirst: string | undefined = await Promise.race([
+      shown.then(() => undefined),
+      call.then(
+        (r) => `its answer: ${textOf(r)}`,
+        (error: unknown) => String(error),
+      ),
+    ]);
+    if (endedFirst !== undefined) throw new Error(`send_email ended before its card was shown: ${endedFirst}`);
 
     // Stored as the bundle built it, and over the old 4 KiB cap.
     const [stored] = await listPrompts(session.sessionId);
