@@ -136,11 +136,18 @@ async function readCapped(response: Response, cap: number): Promise<Uint8Array> 
 
 async function download(url: URL, cap: number, signal: AbortSignal, doFetch: Fetch): Promise<{ bytes: Uint8Array; type: string | null }> {
   let response: Response;
-  try {
-    // No redirect is followed: a URL under an allowed prefix must not lead the fetch anywhere else.
-    response = await doFetch(url.href, { method: "GET", redirect: "manual", signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]) });
-  } catch {
-    throw new InputError(signal.aborted ? "the call was dropped while an attachment was downloading" : "an attachment URL could not be fetched");
+  const timeout = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
+  for (let reconnected = false; ; reconnected = true) {
+    try {
+      // No redirect is followed: a URL under an allowed prefix must not lead the fetch anywhere else.
+      response = await doFetch(url.href, { method: "GET", redirect: "manual", signal: AbortSignal.any([signal, timeout]) });
+      break;
+    } catch {
+      // A GET is safe to repeat: a connection that failed before any answer (a kept-alive connection the server had
+      // closed) is tried once more, as Gmail's reads are, never once the call was dropped or the download's time ran out.
+      if (!reconnected && !signal.aborted && !timeout.aborted) continue;
+      throw new InputError(signal.aborted ? "the call was dropped while an attachment was downloading" : "an attachment URL could not be fetched");
+    }
   }
   if ((response.type as string) === "opaqueredirect" || response.status < 200 || response.status > 299) {
     await response.body?.cancel().catch(() => {});

@@ -1,7 +1,7 @@
 // The pure pieces of the send path: recipient parsing (no header injection), the composed MIME read back by the fake's parser and by postal-mime, filename sanitising, the attachment URL rule and base64 decoding.
 import PostalMime from "postal-mime";
 import { describe, expect, it } from "vitest";
-import { attachmentUrlPrefixes, checkAttachmentUrl, decodeBase64, MAX_FILENAME_CHARS, sanitizeFilename } from "../../../bundles/google/google.attachments";
+import { attachmentUrlPrefixes, checkAttachmentUrl, decodeBase64, MAX_FILENAME_CHARS, materialize, sanitizeFilename } from "../../../bundles/google/google.attachments";
 import { buildMime, displayNameProblem, encodeWords, InputError, MAX_DISPLAY_NAME_CHARS, parseAddress } from "../../../bundles/google/google.mime";
 import { addresses, bytesToBinary, decodeWords, header, type MimePart, parseMime, walk } from "../../fakes/gmail/mime";
 
@@ -203,5 +203,55 @@ describe("base64 content", () => {
 
   it.each(["a", "aGk=x", "a$==", "===="])("refuses %j", (text) => {
     expect(() => decodeBase64(text)).toThrow(/not valid base64/);
+  });
+});
+
+describe("an attachment URL's download", () => {
+  const env = { GMAIL_ATTACHMENT_URL_PREFIXES: "https://files.example.com/" };
+  const spec = { url: "https://files.example.com/report.pdf" };
+  /** A fetch that throws before any answer for its first `failures` calls, then answers the file; counts its calls. */
+  const flaky = (failures: number) => {
+    const calls: string[] = [];
+    const doFetch = async (input: string) => {
+      calls.push(input);
+      if (calls.length <= failures) throw new TypeError("Network connection lost.");
+      return new Response("%PDF-1.7", { headers: { "content-type": "application/pdf", "content-length": "8" } });
+    };
+    return { calls, doFetch };
+  };
+
+  it("is tried once more when the connection failed before any answer (a kept-alive connection the server closed)", async () => {
+    const { calls, doFetch } = flaky(1);
+    const [file] = await materialize([spec], env, new AbortController().signal, doFetch);
+    expect(calls).toEqual([spec.url, spec.url]);
+    expect(new TextDecoder().decode(file?.bytes)).toBe("%PDF-1.7");
+  });
+
+  it("is refused, naming why, when the second try fails too, and is never tried a third time", async () => {
+    const { calls, doFetch } = flaky(2);
+    await expect(materialize([spec], env, new AbortController().signal, doFetch)).rejects.toThrow(new InputError("an attachment URL could not be fetched"));
+    expect(calls).toHaveLength(2);
+  });
+
+  it("is not tried again once the call was dropped", async () => {
+    const dropped = new AbortController();
+    const calls: string[] = [];
+    const doFetch = async (input: string) => {
+      calls.push(input);
+      dropped.abort();
+      throw new TypeError("aborted");
+    };
+    await expect(materialize([spec], env, dropped.signal, doFetch)).rejects.toThrow("the call was dropped while an attachment was downloading");
+    expect(calls).toHaveLength(1);
+  });
+
+  it("is not tried again after an answer, whatever its status", async () => {
+    const calls: string[] = [];
+    const doFetch = async (input: string) => {
+      calls.push(input);
+      return new Response("gone", { status: 503 });
+    };
+    await expect(materialize([spec], env, new AbortController().signal, doFetch)).rejects.toThrow("an attachment URL answered HTTP 503");
+    expect(calls).toHaveLength(1);
   });
 });
