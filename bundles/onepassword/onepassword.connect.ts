@@ -70,10 +70,6 @@ export function connectBase(raw: string, name: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
-function callSignal(signal: AbortSignal): AbortSignal {
-  return AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]);
-}
-
 /** A non-2xx (or redirect) answer becomes an error naming only its status; the body is discarded unread. */
 async function checkStatus(response: Response): Promise<void> {
   if ((response.type as string) === "opaqueredirect" || response.status < 200 || response.status > 299) {
@@ -144,18 +140,28 @@ export class ConnectClient implements OnePasswordClient {
     return currentScope().signal;
   }
 
+  /**
+   * A GET against Connect. Reads change nothing, so one whose connection failed before any answer (a kept-alive
+   * connection the server had closed) is tried once more, never once the call was dropped or the request's own time
+   * ran out, and never after an answer.
+   */
   private async get(path: string): Promise<unknown> {
     const signal = this.signal;
     let response: Response;
-    try {
-      response = await this.doFetch(`${this.base}${path}`, {
-        method: "GET",
-        headers: { authorization: `Bearer ${this.token}`, accept: "application/json" },
-        redirect: "manual",
-        signal: callSignal(signal),
-      });
-    } catch {
-      throw new OnePasswordError(signal.aborted ? "the call was dropped" : `${CONNECT} could not be reached`);
+    for (let reconnected = false; ; reconnected = true) {
+      const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+      try {
+        response = await this.doFetch(`${this.base}${path}`, {
+          method: "GET",
+          headers: { authorization: `Bearer ${this.token}`, accept: "application/json" },
+          redirect: "manual",
+          signal: AbortSignal.any([signal, timeout]),
+        });
+        break;
+      } catch {
+        if (!reconnected && !signal.aborted && !timeout.aborted) continue;
+        throw new OnePasswordError(signal.aborted ? "the call was dropped" : `${CONNECT} could not be reached`);
+      }
     }
     await checkStatus(response);
     return readJson(response);

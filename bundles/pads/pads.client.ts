@@ -99,12 +99,20 @@ async function readCapped(response: Response): Promise<string> {
   }
 }
 
+/**
+ * A GET against Rustpad. Reads change nothing, so one whose connection failed before any answer (a kept-alive
+ * connection the server had closed) is tried once more, never once the call was dropped, and never after an answer.
+ */
 async function get(url: string, signal: AbortSignal): Promise<string> {
   let response: Response;
-  try {
-    response = await fetch(url, { method: "GET", redirect: "manual", signal });
-  } catch {
-    throw new PadError("Rustpad could not be reached");
+  for (let reconnected = false; ; reconnected = true) {
+    try {
+      response = await fetch(url, { method: "GET", redirect: "manual", signal });
+      break;
+    } catch {
+      if (!reconnected && !signal.aborted) continue;
+      throw new PadError("Rustpad could not be reached");
+    }
   }
   if (response.status !== 200) {
     await response.body?.cancel().catch(() => {});

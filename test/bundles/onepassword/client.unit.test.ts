@@ -108,6 +108,37 @@ describe("the Connect client", () => {
     expect(spy).not.toHaveBeenCalled();
   });
 
+  it("tries a read once more when its connection failed before any answer, never a third time, nor after an answer or a drop", async () => {
+    const flaky = (failures: number, answer: () => Response = () => Response.json([])) => {
+      const calls: string[] = [];
+      const client = new ConnectClient("https://connect.example.com", "t0ken", "OP_CONNECT_HOST", async (url) => {
+        calls.push(String(url));
+        if (calls.length <= failures) throw new TypeError("Network connection lost.");
+        return answer();
+      });
+      return { calls, client };
+    };
+    const once = flaky(1);
+    expect(await inScope(() => once.client.listVaults())).toEqual([]);
+    expect(once.calls).toEqual(["https://connect.example.com/v1/vaults", "https://connect.example.com/v1/vaults"]);
+    const twice = flaky(2);
+    await expect(inScope(() => twice.client.listVaults())).rejects.toThrow("1Password Connect could not be reached");
+    expect(twice.calls).toHaveLength(2);
+    const refused = flaky(0, () => new Response(null, { status: 503 }));
+    await expect(inScope(() => refused.client.listVaults())).rejects.toThrow("1Password Connect answered HTTP 503");
+    expect(refused.calls).toHaveLength(1);
+    // A call dropped while its read was in flight: the read is not made again.
+    const dropped = new AbortController();
+    const calls: string[] = [];
+    const dropping = new ConnectClient("https://connect.example.com", "t0ken", "OP_CONNECT_HOST", async (url) => {
+      calls.push(String(url));
+      dropped.abort();
+      throw new TypeError("aborted");
+    });
+    await expect(runInScope({ ...scope(), signal: dropped.signal }, () => dropping.listVaults())).rejects.toThrow("the call was dropped");
+    expect(calls).toHaveLength(1);
+  });
+
   it("cannot share: Connect has no share endpoint", async () => {
     const client = new ConnectClient(fake.host, SHARED_TOKEN);
     expect(client.canShare).toBe(false);
