@@ -168,7 +168,9 @@ const ms = (value) => `${value.toFixed(1).padStart(6)} ms`;
 export async function coldStarts(starts, log = console.log) {
   const into = mkdtempSync(join(tmpdir(), "strad-cold-"));
   try {
-    const subjects = coldSubjects(into);
+    // BENCH_COLD_ONLY=echo,gateway measures only the Workers whose names hold one of those words.
+    const only = (process.env.BENCH_COLD_ONLY ?? "").split(",").filter((w) => w !== "");
+    const subjects = coldSubjects(into).filter((s) => only.length === 0 || only.some((w) => s.worker.name.includes(w)));
     const own = subjects.map(() => []);
     const ownAnswer = subjects.map(() => []);
     const whole = subjects.map(() => []);

@@ -21,7 +21,8 @@
 //      the connections to Dovecot still open after the run (target 0: one per call, none held across requests)
 //   6. cold starts: each deployed Worker started on workerd, global scope to first answer, minus a trivial stand-in
 //      started the same way (scripts/bench-cold.mjs; target median <= 100 ms, the 1Password SDK build against
-//      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (5) starts each Worker that often.
+//      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (5) starts each Worker that often;
+//      BENCH_COLD_ONLY=echo,gateway starts only the Workers whose names hold one of those words.
 //      BENCH_MAILBOX=1 runs part 5 alone.
 //   7. each bundle's hot read through the gateway on the stack, in 2026-07-28 as the gateway speaks to its mounts:
 //      the bytes allocated per call in that bundle's isolate (target <= 8 KiB). BENCH_BUNDLES=1 runs it alone.

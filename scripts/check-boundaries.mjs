@@ -2,9 +2,11 @@
 // (bundles/<name>/, with the shared kit in bundles/kit/) and the approval service (approvals/) reach each
 // other only through contract/, which imports none of them. `node scripts/check-boundaries.mjs` lists
 // every import that crosses a boundary any other way and exits 1 when there is one.
-// It also keeps the MCP SDK's modules out of the gateway's start (contract/sdk.ts): no module of the gateway's
-// (worker/, contract/, durable-objects/) imports the SDK's values statically but the ones listed in LAZY_SDK_MODULES,
-// which nothing imports statically but for their types.
+// It also keeps the heavy packages out of the gateway's start (docs/bench.md, cold starts): no module of the gateway's
+// (worker/, contract/, durable-objects/) imports the MCP SDK's values statically but the ones listed in
+// LAZY_SDK_MODULES (contract/sdk.ts), nor zod's or the YAML parser's but the ones in LAZY_SCHEMA_MODULES (the roster's
+// schema, loaded for a runtime write; the checked-in roster is compiled at build time), and nothing imports a listed
+// module statically but for its types, or another module of the same list.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,7 +25,16 @@ export function unitOf(relPath) {
 
 /** The gateway's modules that may import the SDK's values: each is itself only ever imported dynamically. */
 export const LAZY_SDK_MODULES = ["worker/sdk-leg.ts"];
-const SDK_PACKAGE = /^@modelcontextprotocol\/(server|core)(\/|$)/;
+/**
+ * The gateway's modules that may import zod or yaml: the roster's schema, its text's parser and the test and tool
+ * wrapper that builds a gateway from that text (worker/gateway.ts), and the channel's schema, which bundles check and
+ * the gateway needs only the types of.
+ */
+export const LAZY_SCHEMA_MODULES = ["worker/roster.ts", "worker/roster-text.ts", "worker/gateway.ts", "contract/channel.ts"];
+const HEAVY = [
+  { packages: /^@modelcontextprotocol\/(server|core)(\/|$)/, lazy: LAZY_SDK_MODULES, what: "the MCP SDK's", how: "load them with contract/sdk.ts loadSdk, or in a module listed in LAZY_SDK_MODULES" },
+  { packages: /^(zod|yaml)(\/|$)/, lazy: LAZY_SCHEMA_MODULES, what: "zod's or the YAML parser's", how: "import() them, or use a module listed in LAZY_SCHEMA_MODULES" },
+];
 const GATEWAY_UNITS = ["worker", "contract", "durable-objects"];
 // `import … from`, `export … from` and a bare `import "…"`, which evaluates the module as much as any other.
 const STATIC_IMPORT = /(?:^|[\s;])(?:import|export)\s+(type\s+)?([^'"]*?)\s*from\s*["']([^"']+)["']|(?:^|[\s;])import\s*()()["']([^"']+)["']/gm;
@@ -40,20 +51,22 @@ function typesOnly(typeKeyword, clause) {
   return names.length > 0 && names.every((m) => m.startsWith("type "));
 }
 
-/** Every static import of the SDK's values into the gateway's start (see the header), as messages. */
-function sdkLoads({ path, text }) {
+/** Every static import of a heavy package's values into the gateway's start (see the header), as messages. */
+function heavyLoads({ path, text }) {
   if (!GATEWAY_UNITS.includes(unitOf(path))) return [];
   const found = [];
   for (const m of text.matchAll(STATIC_IMPORT)) {
     const spec = m[3] ?? m[6];
     if (m[3] !== undefined && typesOnly(m[1], m[2])) continue;
-    if (SDK_PACKAGE.test(spec) && !LAZY_SDK_MODULES.includes(path))
-      found.push(`${path} imports the MCP SDK's values statically: load them with contract/sdk.ts loadSdk, or in a module listed in LAZY_SDK_MODULES`);
-    if (spec.startsWith(".")) {
-      const target = relative(ROOT, resolve(ROOT, dirname(path), spec))
-        .split(sep)
-        .join("/");
-      if (LAZY_SDK_MODULES.some((lazy) => lazy === target || lazy === `${target}.ts`)) found.push(`${path} imports "${spec}" statically: it loads the MCP SDK, so import it with import()`);
+    const target = spec.startsWith(".")
+      ? relative(ROOT, resolve(ROOT, dirname(path), spec))
+          .split(sep)
+          .join("/")
+      : undefined;
+    for (const heavy of HEAVY) {
+      if (heavy.packages.test(spec) && !heavy.lazy.includes(path)) found.push(`${path} imports ${heavy.what} values statically: ${heavy.how}`);
+      if (target !== undefined && !heavy.lazy.includes(path) && heavy.lazy.some((lazy) => lazy === target || lazy === `${target}.ts`))
+        found.push(`${path} imports "${spec}" statically: it loads ${heavy.what} modules, so import it with import()`);
     }
   }
   return found;
@@ -82,7 +95,7 @@ function* sources(dir) {
 export function violations(files) {
   const found = [];
   for (const { path, text } of files) {
-    found.push(...sdkLoads({ path, text }));
+    found.push(...heavyLoads({ path, text }));
     const from = unitOf(path);
     if (from === "root") continue;
     for (const m of text.matchAll(IMPORT)) {

@@ -11,7 +11,8 @@ import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { type ToolGroupSpec, toolGroupsFor } from "../bundles/kit/tool-groups";
 import { slugNamespace } from "../contract/slug";
-import { parseRoster, type Roster, type RosterError, ServerSchema } from "../worker/roster";
+import { type Roster, type RosterError, ServerSchema } from "../worker/roster";
+import { parseRoster } from "../worker/roster-text";
 // @ts-expect-error: plain ESM helper without types
 import { gatewayServices } from "./bundle-tree.mjs";
 // @ts-expect-error: plain ESM helper without types

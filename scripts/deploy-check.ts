@@ -19,19 +19,24 @@
 // It then prints every secret to seed, derived from the roster, as `wrangler secret put NAME -c <config>` lines;
 // with --remote it asks Cloudflare which are already seeded (`wrangler secret list`).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { unstable_readConfig } from "wrangler";
 import { cameOverGatewayBinding, GATEWAY_PROPS } from "../bundles/kit/gateway-only";
 import { isLoopbackHost } from "../contract/url-policy";
-import { parseRoster, type Roster } from "../worker/roster";
+import type { Roster } from "../worker/roster";
+import { parseRoster } from "../worker/roster-text";
 import { checkBundles, readBundleTree } from "./check-config";
+import { compiledPath } from "./compile-roster";
 // @ts-expect-error: plain ESM helper without types
 import { renderBundleEnv, slugNamespace } from "./roster-env.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { DEV_ROSTER, discoverWorkers, ROOT, ROSTER } from "./workers.mjs";
+
+/** Where each dry run writes esbuild's record of its inputs, in the Worker's out directory. */
+const BUILD_META = "build-meta.json";
 
 /** One Worker as a deploy sees it: its config, its top-level vars plus the roster's env rendered for it. */
 export interface DeployWorker {
@@ -373,12 +378,16 @@ export function buildWorkers(root: string, workers: DeployWorker[]): { problems:
     for (const w of workers) {
       const outdir = join(out, w.name);
       try {
-        const output = execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", w.config, ...varArgs(w.rendered)], {
-          cwd: root,
-          env: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
-          stdio: "pipe",
-          encoding: "utf8",
-        });
+        const output = execFileSync(
+          join(ROOT, "node_modules/.bin/wrangler"),
+          ["deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, BUILD_META), "-c", w.config, ...varArgs(w.rendered)],
+          {
+            cwd: root,
+            env: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
+            stdio: "pipe",
+            encoding: "utf8",
+          },
+        );
         const size = parseTotalUpload(output);
         // No size line means no size checked: a failure, never a silent pass (a wrangler that words it otherwise).
         if (size === undefined) problems.push(`${w.name} (${w.config}): wrangler's dry run printed no "Total Upload: … / gzip: …" line, so its size is unchecked`);
@@ -395,9 +404,12 @@ export function buildWorkers(root: string, workers: DeployWorker[]): { problems:
         continue;
       }
       if (w.role !== "gateway") continue;
-      const files = readdirSync(outdir);
-      if (files.some((f) => f.endsWith(DEV_ROSTER))) problems.push(`${w.name} (${w.config}): the build holds the dev roster ${DEV_ROSTER}; main must be worker/index.ts`);
-      if (!files.some((f) => f.endsWith(ROSTER))) problems.push(`${w.name} (${w.config}): the build does not hold the production roster ${ROSTER}`);
+      // The entry imports its roster compiled at build time (scripts/compile-roster.ts): esbuild's record of the build
+      // names the compiled file each roster became.
+      const inputs = Object.keys((JSON.parse(readFileSync(join(outdir, BUILD_META), "utf8")) as { inputs: Record<string, unknown> }).inputs);
+      const holds = (roster: string) => inputs.some((f) => f.split("\\").join("/") === compiledPath(".", roster).replace(/^\.\//, ""));
+      if (holds(DEV_ROSTER)) problems.push(`${w.name} (${w.config}): the build holds the dev roster ${DEV_ROSTER}; main must be worker/index.ts`);
+      if (!holds(ROSTER)) problems.push(`${w.name} (${w.config}): the build does not hold the production roster ${ROSTER}`);
     }
   } finally {
     rmSync(out, { recursive: true, force: true });

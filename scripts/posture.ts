@@ -39,7 +39,8 @@ import { slugNamespace } from "../contract/slug";
 import { isLoopbackHost } from "../contract/url-policy";
 import { type Caller, CallerTable, isEntitled } from "../worker/auth";
 import { buildChannel, channelTtlMs, isGated } from "../worker/channel";
-import { checkSeeded, parseRoster, type Roster, type RosterError, refsIn, resolveRefs, type ServerEntry } from "../worker/roster";
+import { checkSeeded, type Roster, type RosterError, refsIn, resolveRefs, type ServerEntry } from "../worker/roster";
+import { parseRoster } from "../worker/roster-text";
 // @ts-expect-error: plain ESM helper without types
 import { gatewayServices } from "./bundle-tree.mjs";
 import { readBundleTree } from "./check-config";

@@ -16,7 +16,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createParser } from "eventsource-parser";
-import { parseRoster, type Roster } from "../worker/roster";
+import type { Roster } from "../worker/roster";
+import { parseRoster } from "../worker/roster-text";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT } from "./workers.mjs";
 

@@ -118,7 +118,7 @@ export function adminRoutes(base: Roster): Hono<Vars> {
     const store = overlayStore(c.env);
     if (store === undefined) return refused(503, "NO_OVERLAY_STORE", "the gateway has no ROSTER_OVERLAY binding");
     const { version, parsed } = await load(store);
-    const effective = parsed.ok ? applyOverlay(base, parsed.overlay) : parsed;
+    const effective = parsed.ok ? await applyOverlay(base, parsed.overlay) : parsed;
     const roster = effective.ok ? effective.roster : base;
     const runtime = effective.ok ? effective.runtime : new Map<string, "added" | "changed">();
     return c.json({
@@ -156,9 +156,9 @@ export function adminRoutes(base: Roster): Hono<Vars> {
     const { version, parsed } = await load(store);
     if (!parsed.ok && op !== "reset") return refused(409, "OVERLAY_UNREADABLE", `${describeRefusal(parsed.refusal)}; DELETE /admin/roster resets it to empty`);
     const before = parsed.ok ? parsed.overlay : EMPTY_OVERLAY;
-    const next = op === "reset" ? EMPTY_OVERLAY : edit(base, before, op, slug ?? (typeof body.slug === "string" ? body.slug : ""), body);
+    const next = op === "reset" ? EMPTY_OVERLAY : await edit(base, before, op, slug ?? (typeof body.slug === "string" ? body.slug : ""), body);
     if (next instanceof Response) return next;
-    const merged = applyOverlay(base, next);
+    const merged = await applyOverlay(base, next);
     if (!merged.ok) return refusalResponse(merged.refusal);
     const target = op === "reset" ? "*" : (slug ?? String(body.slug));
     const entry = { who: c.get("operator").who, op, slug: target, before: parsed.ok ? await digest(before) : "unreadable", after: await digest(next) };
@@ -178,7 +178,7 @@ export function adminRoutes(base: Roster): Hono<Vars> {
 }
 
 /** The overlay after one operation, or the refusal (before the merged roster is held to the schema). */
-export function edit(base: Roster, overlay: Overlay, op: Exclude<Op, "reset">, slug: string, body: Record<string, unknown>): Overlay | Response {
+export async function edit(base: Roster, overlay: Overlay, op: Exclude<Op, "reset">, slug: string, body: Record<string, unknown>): Promise<Overlay | Response> {
   if ("slug" in body && body.slug !== slug) return refused(400, "SLUG_MISMATCH", `the body names slug "${String(body.slug)}" but the path names "${slug}"`);
   const inBase = base.servers.find((s) => s.slug === slug);
   const added = overlay.add.findIndex((e) => e.slug === slug);
@@ -199,7 +199,7 @@ export function edit(base: Roster, overlay: Overlay, op: Exclude<Op, "reset">, s
       if (inBase === undefined) return refused(404, "NO_SUCH_SERVER", `no server "${slug}"; add it with POST /admin/roster/servers`);
       let change: Record<string, unknown>;
       if (op === "set") {
-        const r = replacementAsChange(inBase, body);
+        const r = await replacementAsChange(inBase, body);
         if (!r.ok) return refusalResponse(r.refusal);
         change = r.change;
       } else {

@@ -19,7 +19,8 @@ import { originRefusal } from "./origin";
 import { overlayReader, perRoster } from "./overlay";
 import { parseQuestionId, QUESTION_ID_PREFIX, replyOf, sessionMark } from "./push";
 import { hopCapabilities, retryParams } from "./relay";
-import { checkSeeded, parseRoster, type Roster } from "./roster";
+import type { Roster } from "./roster";
+import { checkSeeded, type RosterResult } from "./roster-use";
 import type { SdkHandlers } from "./sdk-leg";
 import { routeTool, type Selection, selectionCache } from "./selection";
 
@@ -98,8 +99,12 @@ export interface GatewayOptions {
   fastLane?: boolean;
 }
 
-export function createGateway(rosterYaml: string, { fastLane: lane = true }: GatewayOptions = {}): ExportedHandler<GatewayEnv> {
-  const parsed = parseRoster(rosterYaml);
+/**
+ * The gateway serving `parsed`: a roster already held to the schema, as scripts/compile-roster.ts compiles the
+ * checked-in one at build time (worker/index.ts), or its errors, which every /mcp request then answers 503 for.
+ * worker/gateway.ts builds it from a roster's text.
+ */
+export function gatewayFor(parsed: RosterResult, { fastLane: lane = true }: GatewayOptions = {}): ExportedHandler<GatewayEnv> {
   const roster: Roster | undefined = parsed.ok ? parsed.roster : undefined;
   let ready: Ready | undefined;
   // The checked-in roster with the runtime overlay merged on, re-read at most every OVERLAY_TTL_MS (docs/rules.md R-RT-2).

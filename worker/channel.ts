@@ -5,7 +5,8 @@ import type { CallRef, Channel } from "../contract/channel";
 import { checkUnderPrefix } from "../contract/url-policy";
 import type { Caller } from "./auth";
 import { checkElicitationUrl, describeUrlError } from "./elicitation-url";
-import { type Roster, resolveHeaderMap, type ServerEntry } from "./roster";
+import type { Roster, ServerEntry } from "./roster";
+import { resolveHeaderMap } from "./roster-use";
 
 export function isGated(server: ServerEntry): boolean {
   return server.kind === "bundle" && (server.confirmations || server.skipConfirmations || server.fallback === "token");

@@ -2,7 +2,8 @@
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { type CallRegistryNamespace, MAX_QUESTION_ROUNDS, questionTag, requestKey } from "../contract/call-registry";
-import { type CallRef, CHANNEL_META_KEY } from "../contract/channel";
+import type { CallRef } from "../contract/channel";
+import { CHANNEL_META_KEY } from "../contract/channel-keys";
 import { RpcCode, RpcError } from "../contract/rpc";
 import { type ElicitationModes, elicitationModes, isInputRequired, isPlainObject, NO_ELICITATION, SDK_LEGACY_REVISIONS } from "../contract/tool-call";
 import { isSecureOrLoopback } from "../contract/url-policy";
@@ -12,7 +13,8 @@ import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
 import { buildChannel, channelTtlMs, isGated } from "./channel";
 import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, sessionModes } from "./push";
 import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
-import { describeUnselected, type Roster, resolveHeaderMap, type ServerEntry, toolAllowed } from "./roster";
+import type { Roster, ServerEntry } from "./roster";
+import { describeUnselected, resolveHeaderMap, toolAllowed } from "./roster-use";
 import { describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
 import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError, type UpstreamResult } from "./upstream";
 

@@ -2,7 +2,15 @@
 // entries (durable-objects/roster-overlay.ts) is merged onto it, and the result passes the same schema and
 // cross-field rules as check-config. The overlay never sets a key that decides where a credential goes (R-RT-3).
 import type { RosterOverlayApi } from "../contract/roster-overlay";
-import { type Roster, type RosterError, type ServerEntry, ServerSchema, validateRoster } from "./roster";
+import { lazily } from "../contract/sdk";
+import type { Roster, ServerEntry } from "./roster";
+import type { RosterError } from "./roster-use";
+
+/**
+ * The roster's schema (zod), loaded on the first merge of a non-empty overlay or a replacement: the gateway's start
+ * and every call served from the checked-in roster alone never evaluate it (docs/bench.md, cold starts).
+ */
+const rosterSchema = lazily(() => import("./roster"));
 
 /**
  * How long an isolate serves the overlay it last read before reading it again (R-RT-2): a write is served by every
@@ -125,7 +133,9 @@ export function checkEntry(entry: Record<string, unknown>, base: Roster, kind: "
  * The effective roster: the base with the overlay merged on, held to every rule (R-RT-1). A slug of the base under
  * `add` is a duplicate (the schema says so), never a replacement; `change` names base entries only.
  */
-export function applyOverlay(base: Roster, overlay: Overlay): Effective {
+export async function applyOverlay(base: Roster, overlay: Overlay): Promise<Effective> {
+  // Nothing merged: the checked-in roster as it was validated, the same object (so what is cached per roster stays).
+  if (overlay.add.length === 0 && overlay.change.length === 0) return { ok: true, roster: base, runtime: new Map() };
   const runtime = new Map<string, "added" | "changed">();
   const servers: Record<string, unknown>[] = base.servers.map((s) => ({ ...s }));
   for (const change of overlay.change) {
@@ -142,7 +152,7 @@ export function applyOverlay(base: Roster, overlay: Overlay): Effective {
     servers.push(entry);
     if (!base.servers.some((s) => s.slug === entry.slug)) runtime.set(String(entry.slug), "added");
   }
-  const result = validateRoster({ ...base, servers });
+  const result = (await rosterSchema()).validateRoster({ ...base, servers });
   if (!result.ok) return { ok: false, refusal: { code: "SCHEMA", errors: result.errors } };
   return { ok: true, roster: result.roster, runtime };
 }
@@ -151,8 +161,8 @@ export function applyOverlay(base: Roster, overlay: Overlay): Effective {
  * A whole replacement (PUT) of a checked-in entry, as the change it amounts to: only CHANGEABLE_KEYS may differ from
  * the base once defaults are filled, so leaving out `confirmations: true` is removing it, and refused (R-RT-4).
  */
-export function replacementAsChange(base: ServerEntry, body: Record<string, unknown>): { ok: true; change: Record<string, unknown> } | { ok: false; refusal: OverlayRefusal } {
-  const parsed = ServerSchema.safeParse({ ...body, slug: base.slug });
+export async function replacementAsChange(base: ServerEntry, body: Record<string, unknown>): Promise<{ ok: true; change: Record<string, unknown> } | { ok: false; refusal: OverlayRefusal }> {
+  const parsed = (await rosterSchema()).ServerSchema.safeParse({ ...body, slug: base.slug });
   if (!parsed.success) {
     return { ok: false, refusal: { code: "SCHEMA", errors: parsed.error.issues.map((i) => ({ path: `servers "${base.slug}".${i.path.join(".")}`, message: i.message })) } };
   }
@@ -258,7 +268,7 @@ export function overlayReader(
     }
     const parsed = parseOverlay(read.text);
     if (!parsed.ok) return fallback(read.version, describeRefusal(parsed.refusal));
-    const effective = applyOverlay(base, parsed.overlay);
+    const effective = await applyOverlay(base, parsed.overlay);
     if (!effective.ok) return fallback(read.version, effective.refusal.code === "SCHEMA" ? "the merged roster fails the schema" : effective.refusal.code);
     lastBad = undefined;
     lastGood = { roster: effective.roster, runtime: effective.runtime, version: read.version };

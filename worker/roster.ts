@@ -1,11 +1,16 @@
 // The roster (strad.config.yaml): one zod schema, with every cross-field rule (docs/rules.md R-CONF-1).
 // The JSON Schema for editors and the config reference are generated from this file.
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, MIN_MAX_REQUEST_BYTES } from "../contract/body";
 import { isReservedChannelHeader, RESERVED_CHANNEL_HEADERS } from "../contract/elicitation";
 import { MAX_SLUG_CHARS, slugNamespace } from "../contract/slug";
 import { checkPrefix, isSecureOrLoopback } from "../contract/url-policy";
+import { type RosterResult, refsIn } from "./roster-use";
+
+// A roster's text is parsed by worker/roster-text.ts. What the gateway does with a roster at every call lives in
+// worker/roster-use.ts, which needs no zod: the gateway's entries carry the roster compiled at build time
+// (scripts/compile-roster.ts) and load this module only for a runtime roster write (docs/bench.md, cold starts).
+export { checkSeeded, describeUnselected, type Resolved, type ResolvedHeaders, type RosterError, type RosterResult, refsIn, resolveHeaderMap, resolveRefs, toolAllowed } from "./roster-use";
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -356,23 +361,6 @@ function checkOneSecretOneOrigin(roster: z.output<typeof RosterBase>, issue: (pa
   }
 }
 
-/** Whether a slug's tool selection serves `tool` (the server's own name): every tool when it names none. */
-export function toolAllowed(server: Pick<ServerEntry, "tools">, tool: string): boolean {
-  return server.tools === undefined || server.tools.includes(tool);
-}
-
-/** Why a tools/call of a tool the slug's selection leaves out is refused: the slug and the tool, never more. */
-export function describeUnselected(slug: string, tool: string): string {
-  return `tool "${tool.slice(0, 128)}" is not served on "${slug}": the roster's tool selection for "${slug}" leaves it out (tools/list shows the tools it serves)`;
-}
-
-export interface RosterError {
-  path: string;
-  message: string;
-}
-
-export type RosterResult = { ok: true; roster: Roster } | { ok: false; errors: RosterError[] };
-
 function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : out === "" ? String(part) : `.${String(part)}`;
@@ -383,75 +371,4 @@ export function validateRoster(data: unknown): RosterResult {
   const parsed = RosterSchema.safeParse(data ?? {});
   if (parsed.success) return { ok: true, roster: parsed.data };
   return { ok: false, errors: parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
-}
-
-export function parseRoster(yamlText: string): RosterResult {
-  let data: unknown;
-  try {
-    data = parseYaml(yamlText, { uniqueKeys: true });
-  } catch (error) {
-    const message = error instanceof Error ? (error.message.split("\n")[0] ?? "invalid YAML") : "invalid YAML";
-    return { ok: false, errors: [{ path: "(yaml)", message }] };
-  }
-  return validateRoster(data);
-}
-
-export type Resolved = { ok: true; value: string } | { ok: false; missing: string };
-
-const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
-/** Resolves every ${VAR} in a value: the slug's own namespace first, then the shared one. */
-export function resolveRefs(value: string, slug: string, env: Record<string, unknown>): Resolved {
-  let missing: string | undefined;
-  const out = value.replace(REF, (_m, name: string) => {
-    const own = env[`${slugNamespace(slug)}${name}`];
-    const shared = env[name];
-    const hit = typeof own === "string" ? own : typeof shared === "string" ? shared : undefined;
-    if (hit === undefined) {
-      missing ??= name;
-      return "";
-    }
-    return hit;
-  });
-  return missing === undefined ? { ok: true, value: out } : { ok: false, missing };
-}
-
-export type ResolvedHeaders = { ok: true; headers: Record<string, string> } | { ok: false; missing: string };
-
-export function resolveHeaderMap(map: Record<string, string>, slug: string, env: Record<string, unknown>): ResolvedHeaders {
-  const headers: Record<string, string> = {};
-  for (const [name, raw] of Object.entries(map)) {
-    const r = resolveRefs(raw, slug, env);
-    if (!r.ok) return r;
-    headers[name] = r.value;
-  }
-  return { ok: true, headers };
-}
-
-/** Names referenced by ${VAR} in a value. */
-export function refsIn(value: string): string[] {
-  return [...value.matchAll(REF)].map((m) => m[1] as string);
-}
-
-/**
- * Start-up check against the Worker's environment: every ${VAR} a server's headers or confirmationHeaders name
- * that is unseeded and not listed in mayBeUnseeded. The gateway logs these; the server's calls refuse (R-CONF-8).
- */
-export function checkSeeded(roster: Roster, env: Record<string, unknown>): RosterError[] {
-  const errors: RosterError[] = [];
-  roster.servers.forEach((s, i) => {
-    for (const field of ["headers", "confirmationHeaders"] as const) {
-      for (const [name, raw] of Object.entries(s[field])) {
-        for (const ref of refsIn(raw)) {
-          if (s.mayBeUnseeded.includes(ref)) continue;
-          const seeded = typeof env[`${slugNamespace(s.slug)}${ref}`] === "string" || typeof env[ref] === "string";
-          if (!seeded) errors.push({ path: `servers[${i}].${field}.${name}`, message: `secret ${ref} is not seeded (list it in mayBeUnseeded to deploy before seeding)` });
-        }
-      }
-    }
-  });
-  roster.callers.forEach((c, i) => {
-    if (typeof env[c.tokenSecret] !== "string") errors.push({ path: `callers[${i}].tokenSecret`, message: `secret ${c.tokenSecret} is not seeded` });
-  });
-  return errors;
 }

@@ -29,6 +29,12 @@ describe("module boundaries", () => {
     ["the gateway importing the SDK's leg statically", "worker/app2.ts", 'import { sdkHandlers } from "./sdk-leg";'],
     ["the gateway re-exporting the SDK's values", "worker/x.ts", 'export { Server } from "@modelcontextprotocol/server";'],
     ["the gateway evaluating the SDK's leg by a bare import", "worker/x.ts", 'import "./sdk-leg";'],
+    ["the gateway importing zod", "worker/x.ts", 'import { z } from "zod";'],
+    ["the contract importing zod's core", "contract/x.ts", 'import * as core from "zod/v4/core";'],
+    ["a Durable Object importing the YAML parser", "durable-objects/x.ts", 'import { parse } from "yaml";'],
+    ["the gateway importing the roster's schema statically", "worker/app2.ts", 'import { parseRoster, type Roster } from "./roster";'],
+    ["the gateway importing the channel's schema statically", "worker/mcp2.ts", 'import { CHANNEL_META_KEY } from "../contract/channel";'],
+    ["the gateway's entry parsing a roster's text", "worker/index.ts", 'import { createGateway } from "./gateway";'],
   ])("refuses %s", (_name, path, text) => {
     const found = violations([{ path, text }]) as string[];
     expect(found).toHaveLength(1);
@@ -37,8 +43,12 @@ describe("module boundaries", () => {
 
   it.each([
     ["a bundle using the kit and the contract", "bundles/google/x.ts", 'import { gatedWrite } from "../kit/gate";\nimport { slugNamespace } from "../../contract/slug";'],
-    ["the gateway's entry hosting the Durable Object", "worker/index.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../strad.config.yaml";'],
-    ["the gateway's dev entry hosting the Durable Object", "worker/dev.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../strad.dev.yaml";'],
+    ["the gateway's entry hosting the Durable Object", "worker/index.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../.build/strad.config.roster.js";'],
+    ["the gateway's dev entry hosting the Durable Object", "worker/dev.ts", 'export { CallRegistry } from "../durable-objects/call-registry";\nimport roster from "../.build/strad.dev.roster.js";'],
+    ["the gateway using the roster's types and loading its schema", "worker/x.ts", 'import type { Roster } from "./roster";\nconst schema = await import("./roster");'],
+    ["the roster's schema importing zod", "worker/roster.ts", 'import { z } from "zod";'],
+    ["the roster's text parser importing the YAML parser and the schema", "worker/roster-text.ts", 'import { parse as parseYaml } from "yaml";\nimport { validateRoster } from "./roster";'],
+    ["the roster's text wrapper importing the parser", "worker/gateway.ts", 'import { parseRoster } from "./roster-text";'],
     ["the approval service using the contract", "approvals/x.ts", 'import { REQUEST_ID } from "../contract/elicitation";'],
     ["a package import", "worker/x.ts", 'import { Hono } from "hono";'],
     ["the gateway importing the SDK's types", "worker/x.ts", 'import type { ServerContext } from "@modelcontextprotocol/server";\nimport { type A, type B } from "@modelcontextprotocol/server";'],

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { bearer, type Connected, callsEnded, connectLegacy, connectModern, quiet, ROOT, recorder, registryStats, TOKENS, textOf, waitFor } from "./helpers";
 
 /** Waits (bounded) until exactly `n` confirmed calls of dev-session are registered and live. */

@@ -12,7 +12,7 @@ import { buildProblems, type DeployWorker, devValues, exposureProblems, parseTot
 import { createBundle } from "../../scripts/new-bundle.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers, ROOT } from "../../scripts/workers.mjs";
-import { parseRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { addVar, copyTree, edit } from "./helpers/tree";
 
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");

@@ -14,7 +14,8 @@ import type { ToolGroupSpec } from "../../bundles/kit/tool-groups";
 import { WAIVER_REASON as OP_WAIVER_REASON } from "../../bundles/onepassword/onepassword.confirm";
 import { type PostureReport, type PostureWarning, postureFromText, postureOf, remotePosture, type SlugPosture, WAIVED_SAYS_SO, waiverRefusal } from "../../scripts/posture";
 import { channelTtlMs } from "../../worker/channel";
-import { parseRoster, type Roster } from "../../worker/roster";
+import type { Roster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { callBundle } from "../bundles/kit/helpers/bundle";
 import { httpGateway, MemoryOverlay, overlayBinding } from "../worker/helpers/overlay";
 

@@ -3,10 +3,11 @@
 // other tool out and a tools/call of one is refused naming the slug and the tool, without reaching the server.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { RpcCode } from "../../contract/rpc";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { OVERLAY_TTL_MS } from "../../worker/overlay";
-import { describeUnselected, parseRoster, toolAllowed } from "../../worker/roster";
+import { describeUnselected, toolAllowed } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { executionContext } from "./helpers/gateway";
 import { MemoryOverlay, overlayBinding } from "./helpers/overlay";
 

@@ -4,10 +4,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HistoryEntry } from "../../contract/roster-overlay";
 import { checkConfigText } from "../../scripts/check-config";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { GUARD_KEYS, OVERLAY_READ_TIMEOUT_MS, OVERLAY_TTL_MS } from "../../worker/overlay";
-import { parseRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { executionContext } from "./helpers/gateway";
 import { MemoryOverlay, overlayBinding } from "./helpers/overlay";
 

@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { binding, executionContext, untilAborted } from "./helpers/gateway";
 

@@ -7,7 +7,8 @@ import type { Caller } from "../../worker/auth";
 import { requestKey } from "../../worker/calls";
 import { buildChannel, isGated } from "../../worker/channel";
 import { checkElicitationUrl } from "../../worker/elicitation-url";
-import { parseRoster, type Roster, type ServerEntry } from "../../worker/roster";
+import type { Roster, ServerEntry } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { routeTool, selectServers } from "../../worker/selection";
 
 const PREFIX = "http://127.0.0.1:8790/scripted/";

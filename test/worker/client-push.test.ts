@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { questionTag } from "../../contract/call-registry";
 import { RpcCode } from "../../contract/rpc";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import { parseQuestionId } from "../../worker/push";
 import { binding, executionContext } from "./helpers/gateway";
 

@@ -3,7 +3,7 @@ import { Server } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import { binding, executionContext, gatewayServersIn, untilAborted } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";

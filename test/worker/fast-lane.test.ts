@@ -4,7 +4,7 @@
 import { Server } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import { binding, executionContext, gatewayServersIn } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";

@@ -6,7 +6,7 @@ import { CHANNEL_META_KEY } from "../../contract/channel";
 import { RpcCode, RpcError } from "../../contract/rpc";
 import type { Caller } from "../../worker/auth";
 import { type CallContext, forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/mcp";
-import { parseRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { selectServers } from "../../worker/selection";
 import { AbortReason } from "../../worker/upstream";
 import { untilAborted } from "./helpers/gateway";

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { RpcCode, RpcError } from "../../contract/rpc";
 import type { Caller } from "../../worker/auth";
 import { forwardCall, type GatewayEnv, type GatewayRequest } from "../../worker/mcp";
-import { parseRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { selectServers } from "../../worker/selection";
 import { AbortReason } from "../../worker/upstream";
 import { untilAborted } from "./helpers/gateway";

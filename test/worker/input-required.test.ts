@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { DEFAULT_MAX_REQUEST_BYTES } from "../../contract/body";
 import { RpcCode } from "../../contract/rpc";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import { hopCapabilities } from "../../worker/relay";
 import { binding, executionContext } from "./helpers/gateway";
 

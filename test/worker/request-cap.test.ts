@@ -9,7 +9,7 @@ import { MAX_CONTENT_BASE64_CHARS } from "../../bundles/google/google.attachment
 import { SendEmailSchema } from "../../bundles/google/google.send";
 import { MAX_BUNDLE_BODY_BYTES, serveBundle } from "../../bundles/kit/mount";
 import { DEFAULT_MAX_REQUEST_BYTES, GATEWAY_META_ALLOWANCE_BYTES, MAX_REQUEST_BYTES_CEILING, UNAUTHENTICATED_DRAIN_BYTES } from "../../contract/body";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { ALICE_TOKEN, binding, executionContext } from "./helpers/gateway";
 

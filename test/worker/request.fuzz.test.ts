@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import { ALICE_TOKEN, aliceRoster, executionContext } from "./helpers/gateway";
 
 const TOKEN = ALICE_TOKEN;

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, MIN_MAX_REQUEST_BYTES } from "../../contract/body";
 import { RESERVED_CHANNEL_HEADERS } from "../../contract/elicitation";
 import { MAX_SLUG_CHARS, slugNamespace } from "../../contract/slug";
-import { BUNDLE_OWNED_HEADERS, checkSeeded, parseRoster, type Roster, type RosterError, resolveHeaderMap, resolveRefs, validateRoster } from "../../worker/roster";
+import { BUNDLE_OWNED_HEADERS, checkSeeded, type Roster, type RosterError, resolveHeaderMap, resolveRefs, validateRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 
 type Json = Record<string, unknown>;
 

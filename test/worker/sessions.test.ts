@@ -3,7 +3,7 @@
 // per-call nonce on 2026-07-28, on asking, waived and token calls alike): no collision on a JSON-RPC id, and a cancel
 // reaches only its own session's call. The call registry is a stand-in that keeps live keys as the real one does.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import { ALICE_TOKEN, aliceRoster, binding, executionContext, LOOPBACK_PREFIX, untilAborted } from "./helpers/gateway";
 
 const TOKEN = ALICE_TOKEN;

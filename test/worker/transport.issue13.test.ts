@@ -4,9 +4,9 @@
 // negotiated, what a caller that names no servers is told, and caps on caller-chosen names in the log.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
-import { createGateway } from "../../worker/app";
+import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
-import { parseRoster } from "../../worker/roster";
+import { parseRoster } from "../../worker/roster-text";
 import { ALICE_TOKEN, aliceRoster, executionContext } from "./helpers/gateway";
 
 const TOKEN = ALICE_TOKEN;

@@ -2,9 +2,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
-import { createGateway } from "../../worker/app";
 import type { Caller } from "../../worker/auth";
-import { parseRoster } from "../../worker/roster";
+import { createGateway } from "../../worker/gateway";
+import { parseRoster } from "../../worker/roster-text";
 import { describeUnroutable, selectServers } from "../../worker/selection";
 import { binding, executionContext } from "./helpers/gateway";
 

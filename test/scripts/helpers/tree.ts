@@ -7,7 +7,7 @@ import { afterEach } from "vitest";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT } from "../../../scripts/workers.mjs";
 
-const LOCAL = ["node_modules", ".git", ".wrangler", ".xdg", ".bench", "test-output"];
+const LOCAL = ["node_modules", ".git", ".wrangler", ".xdg", ".bench", ".build", "test-output"];
 let copies: string[] = [];
 
 /** Copies the tree; every copy is removed after the test that made it. */

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { HistoryEntry, HistoryInput, RosterOverlayApi } from "../../../contract/roster-overlay";
-import { createGateway } from "../../../worker/app";
+import { createGateway } from "../../../worker/gateway";
 import { executionContext } from "./gateway";
 
 // What the runtime roster's tests in Node share: the RosterOverlay object's API over memory, and the gateway served
