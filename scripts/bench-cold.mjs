@@ -36,6 +36,21 @@ export function medianAndMax(values) {
   return { median: sorted[Math.ceil(sorted.length / 2) - 1], max: sorted[sorted.length - 1] };
 }
 
+/**
+ * The subjects BENCH_COLD_ONLY names (`echo,gateway`: the Workers whose names hold one of those words), every one when
+ * it is unset or empty; a word that picks no Worker is an error naming it, never a run that measures nothing.
+ */
+export function pickSubjects(subjects, only) {
+  const words = (only ?? "")
+    .split(",")
+    .map((w) => w.trim())
+    .filter((w) => w !== "");
+  if (words.length === 0) return subjects;
+  const unknown = words.filter((w) => !subjects.some((s) => s.worker.name.includes(w)));
+  if (unknown.length > 0) throw new Error(`BENCH_COLD_ONLY: no Worker's name holds ${unknown.map((w) => `"${w}"`).join(", ")}`);
+  return subjects.filter((s) => words.some((w) => s.worker.name.includes(w)));
+}
+
 /** PASS when the median own start is at most the target (limits are inclusive), else MISS. */
 export const coldVerdict = (medianMs, targetMs) => (medianMs <= targetMs ? "PASS" : "MISS");
 
@@ -168,9 +183,7 @@ const ms = (value) => `${value.toFixed(1).padStart(6)} ms`;
 export async function coldStarts(starts, log = console.log) {
   const into = mkdtempSync(join(tmpdir(), "strad-cold-"));
   try {
-    // BENCH_COLD_ONLY=echo,gateway measures only the Workers whose names hold one of those words.
-    const only = (process.env.BENCH_COLD_ONLY ?? "").split(",").filter((w) => w !== "");
-    const subjects = coldSubjects(into).filter((s) => only.length === 0 || only.some((w) => s.worker.name.includes(w)));
+    const subjects = pickSubjects(coldSubjects(into), process.env.BENCH_COLD_ONLY);
     const own = subjects.map(() => []);
     const ownAnswer = subjects.map(() => []);
     const whole = subjects.map(() => []);

@@ -21,7 +21,7 @@
 //      the connections to Dovecot still open after the run (target 0: one per call, none held across requests)
 //   6. cold starts: each deployed Worker started on workerd, global scope to first answer, minus a trivial stand-in
 //      started the same way (scripts/bench-cold.mjs; target median <= 100 ms, the 1Password SDK build against
-//      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (5) starts each Worker that often;
+//      Cloudflare's 1 s start limit). BENCH_COLD=1 runs it alone; BENCH_COLD_STARTS (9) starts each Worker that often;
 //      BENCH_COLD_ONLY=echo,gateway starts only the Workers whose names hold one of those words.
 //      BENCH_MAILBOX=1 runs part 5 alone.
 //   7. each bundle's hot read through the gateway on the stack, in 2026-07-28 as the gateway speaks to its mounts:
@@ -337,7 +337,7 @@ async function isolateCosts(viaGateway, gatewayName, echoAlone, props) {
 }
 
 console.log(`strad bench: N=${N}, concurrency=${CONCURRENCY}, node ${process.version}`);
-const COLD_STARTS = Number(process.env.BENCH_COLD_STARTS ?? 5);
+const COLD_STARTS = Number(process.env.BENCH_COLD_STARTS ?? 9);
 const coldPart = async () => {
   console.log(`\n6. cold starts: each deployed Worker on a fresh workerd, runtime start to its first answer minus a trivial stand-in's, ${COLD_STARTS} starts each`);
   await coldStarts(COLD_STARTS);

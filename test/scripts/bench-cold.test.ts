@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { COLD_START_TARGET_MS, coldVerdict, medianAndMax, PLATFORM_START_LIMIT_MS } from "../../scripts/bench-cold.mjs";
+import { COLD_START_TARGET_MS, coldVerdict, medianAndMax, PLATFORM_START_LIMIT_MS, pickSubjects } from "../../scripts/bench-cold.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers } from "../../scripts/workers.mjs";
 
@@ -13,6 +13,24 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 // A run took 55-80 s on this two-core machine at load 6-10 (eight wrangler builds, sixteen workerd starts); beside the rest of
 // `npm test` it can take several times that, so 400 s as part 1's test has, not the speed it shows.
 const BENCH_TIMEOUT_MS = 400_000;
+
+describe("BENCH_COLD_ONLY", () => {
+  const subjects = ["strad-gateway", "strad-bundle-echo", "strad-bundle-google", "strad-approvals"].map((name) => ({ worker: { name } }));
+  const names = (only: string | undefined) => (pickSubjects(subjects, only) as { worker: { name: string } }[]).map((s) => s.worker.name);
+
+  it("unset or empty starts every Worker; words pick the Workers whose names hold one, in the bench's order", () => {
+    expect(names(undefined)).toEqual(subjects.map((s) => s.worker.name));
+    expect(names("")).toEqual(subjects.map((s) => s.worker.name));
+    expect(names(" , ")).toEqual(subjects.map((s) => s.worker.name));
+    expect(names("echo,gateway")).toEqual(["strad-gateway", "strad-bundle-echo"]);
+    expect(names(" approvals ")).toEqual(["strad-approvals"]);
+    expect(names("bundle")).toEqual(["strad-bundle-echo", "strad-bundle-google"]);
+  });
+
+  it("a word no Worker's name holds is an error naming it, not a run that measures less than asked", () => {
+    expect(() => names("echo,pads,mail")).toThrow('BENCH_COLD_ONLY: no Worker\'s name holds "pads", "mail"');
+  });
+});
 
 describe("the verdict and the figures it is judged on", () => {
   it("a median at the target passes and one just past it misses, for both targets", () => {
