@@ -2,6 +2,7 @@
 // and the kit's (bundles/kit/lane.ts). A lane takes a call only when the SDK's path would take it as it is, and
 // answers it byte for byte as that path does; each lane has a differential test holding it to the SDK
 // (test/worker/fast-lane.test.ts, test/bundles/kit/lane.unit.test.ts), which fails if the SDK's answers drift from these.
+import { CHANNEL_META_KEY } from "./channel-keys";
 import { loadSdk } from "./sdk";
 
 // The protocol's own `_meta` keys, as the SDK names them (test/contract/sdk-constants.test.ts holds them to it).
@@ -73,6 +74,12 @@ const CALL_KEYS = ["name", "arguments", "_meta"] as const;
 export const RETRY_KEYS = ["inputResponses", "requestState"] as const;
 const RETRY_CALL_KEYS = [...CALL_KEYS, ...RETRY_KEYS] as const;
 const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY] as const;
+/**
+ * What the gateway adds to the envelope of every call on a gated mount's hop (worker/mcp.ts): its own progress token
+ * and its channel. Neither changes how the SDK answers a tool that sends no notification: a progress token only names
+ * the notifications a handler may send, and the channel is an extension key the SDK's loose `_meta` passes on.
+ */
+const HOP_ENVELOPE_KEYS = [...ENVELOPE_KEYS, "progressToken", CHANNEL_META_KEY] as const;
 
 /** A tools/call whose members the SDK takes as they are, read out of the message. */
 export interface PlainCall {
@@ -103,18 +110,23 @@ export function plainCall(message: Message, retry = false): PlainCall | undefine
 /**
  * A 2026-07-28 call the SDK's modern leg takes as it is: the method and name headers agree with the body (the
  * version header was checked by the caller), and the `_meta` envelope holds only what that leg validates and
- * nothing that changes how it answers (no progress token, no log level). An envelope of the everyday shape
+ * nothing that changes how it answers (no log level; a progress token only with `hop`, below). With `hop` (a bundle's
+ * lane, for a plain tool, which sends no notification) the envelope may also hold what the gateway adds on a gated
+ * mount's hop (HOP_ENVELOPE_KEYS); the gateway's own lane never takes a progress token, which it must relay. An envelope of the everyday shape
  * (capabilities `{}`, clientInfo a name and a version) is valid by the envelope schema's own terms; any other is
  * put to the SDK's own classifier, so a lane never accepts an envelope the SDK would refuse. The everyday answer is
  * given at once; only the classifier's waits for the SDK's modules (contract/sdk.ts).
  */
-export function modernCallFits(request: Request, message: Message, call: PlainCall): boolean | Promise<boolean> {
+export function modernCallFits(request: Request, message: Message, call: PlainCall, hop = false): boolean | Promise<boolean> {
   const headers = request.headers;
   const name = call.name;
   if (headers.get("mcp-method") !== "tools/call" || headers.get("mcp-name") !== name || name.startsWith(BASE64_SENTINEL)) return false;
   if (!(headers.get("accept") ?? "").includes("application/json")) return false;
   const meta = call.params._meta;
-  if (!isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return false;
+  if (!isPlainObject(meta) || !onlyKeys(meta, hop ? HOP_ENVELOPE_KEYS : ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return false;
+  // The SDK refuses a progress token that is neither a string nor a safe integer (-32602): its path words that.
+  const token = meta.progressToken;
+  if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token)) return false;
   const capabilities = meta[CLIENT_CAPABILITIES_META_KEY];
   const info = meta[CLIENT_INFO_META_KEY];
   const everyday =

@@ -48,6 +48,8 @@ const RETENTION_CALLS = Number(process.env.BENCH_RETENTION_CALLS ?? 50 * N);
 // The heap is first read warm, after this many calls through the gateway.
 const WARMUP_CALLS = 1000;
 const BUNDLES_TITLE = "7. each bundle's hot read through the gateway (2026-07-28 on the hop): bytes allocated per call in the bundle's isolate";
+/** Methods of the SDK's per-request server and transport, by the names a minified build keeps: part 7's sign of the SDK's path. */
+const SDK_PATH_METHODS = ["registerTool", "_onrequest", "handleMessage"];
 /** Part 7's target, per call in the bundle's isolate (issue 31). */
 const BUNDLE_BYTES_PER_CALL = 8 * 1024;
 
@@ -514,13 +516,16 @@ async function bundleReads(stack, auth) {
     const isolate = await inspectIsolate(port, worker);
     try {
       let path = "n/a";
-      // The SDK's modern leg (its serveModern) allocated in the run: the calls were not the kit's lane's.
+      // The SDK's per-request server allocated in the run (registering its tools, handling the message): the calls
+      // were not the kit's lane's. Class methods keep their names in a minified build; the SDK's inner functions
+      // (serveModern, read here before 2026-12-04) do not, so every read had printed "the kit's lane" since then.
       const [bytes] = await allocatedPerCall(
         [isolate],
         n,
         () => closedLoop(n, 4, call),
         (_, profile) => {
-          path = functionsIn(profile).has("serveModern") ? "the SDK's path" : "the kit's lane";
+          const seen = functionsIn(profile);
+          path = SDK_PATH_METHODS.some((name) => seen.has(name)) ? "the SDK's path" : "the kit's lane";
         },
       );
       console.log(

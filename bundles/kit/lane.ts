@@ -3,10 +3,12 @@
 // were most of what a bundle allocated per call. The lane takes only calls the SDK's modern leg would take as they
 // are (the same checks as the gateway's lane, contract/tool-call.ts) with arguments the tool's schema accepts, and
 // answers them byte for byte as that leg does; test/bundles/kit/lane.unit.test.ts holds the two to the same answers
-// for the same requests, valid and invalid. Everything else goes to the SDK as before: other methods and revisions,
-// progress tokens, the gateway's channel (a gated or confirmed call), arguments the schema refuses (the SDK words
-// the refusal), and a tool the lane ran whose outcome it does not encode itself (thrown, or a result of another
-// shape), which the SDK answers with that outcome without running the tool again (CallState.settled).
+// for the same requests, valid and invalid. A call to a gated mount carries the gateway's progress token and channel
+// on every call, reads included: a plain tool uses neither and sends no notification, so the SDK answers it as it
+// answers the bare call, and the lane takes it too. Everything else goes to the SDK as before: other methods and
+// revisions, a log level, arguments the schema refuses (the SDK words the refusal), and a tool the lane ran whose
+// outcome it does not encode itself (thrown, or a result of another shape), which the SDK answers with that outcome
+// without running the tool again (CallState.settled).
 import { isJsonContentType, type McpServer } from "@modelcontextprotocol/server";
 import { encodeResult, everydayResult, isPlainObject, type Message, MODERN_REVISION, modernCallFits, plainCall, resultAnswer, type ServerIdentity } from "../../contract/tool-call";
 import type { CallScope } from "./scope";
@@ -65,7 +67,7 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
   if (!isPlainObject(message)) return undefined;
   const call = plainCall(message as Message);
   if (call === undefined) return undefined;
-  const fits = modernCallFits(request, message as Message, call);
+  const fits = modernCallFits(request, message as Message, call, true);
   if (fits !== true && !(await fits)) return undefined;
   const tool = table.tools.get(call.name);
   if (tool === undefined || scope.call === undefined || request.signal.aborted) return undefined;

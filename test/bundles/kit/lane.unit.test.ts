@@ -122,6 +122,29 @@ const shapes = (fastLane: boolean) => serveBundle({ mounts: { "/shapes": shapeSe
 const both = (raw: Raw, lanes: { on: Handler; off: Handler }, env: Record<string, unknown> = ENV) => bothWith(raw, lanes, env, runs);
 
 const base = call("/shapes", "text", { text: "hi" });
+const TTL = { ttlMs: 90_000, call: { scope: "dev-session", key: "c:n-1", nonce: "n-1" }, caller: "dev-session" };
+/** What the gateway adds on a gated mount's hop (worker/mcp.ts), each kind of channel, and progress tokens the SDK takes or refuses. */
+const HOP_METAS: [string, Record<string, unknown>][] = [
+  ["the gateway's progress token", { progressToken: "strad-0b6a" }],
+  ["an integer progress token", { progressToken: 7 }],
+  ["progress token 0", { progressToken: 0 }],
+  ["an empty progress token", { progressToken: "" }],
+  ["a fractional progress token", { progressToken: 1.5 }],
+  ["a progress token past the safe integers", { progressToken: 2 ** 53 }],
+  ["a null progress token", { progressToken: null }],
+  ["a boolean progress token", { progressToken: true }],
+  ["an object progress token", { progressToken: { p: 1 } }],
+  ["progress and an approval channel", { progressToken: "strad-1", "dev.strad/elicitation": { slug: "s", url: "https://approvals.example.com/api/v1/elicitations/session/t/", headers: {}, ...TTL } }],
+  ["progress and a waiver", { progressToken: "strad-2", "dev.strad/elicitation": { slug: "s", skip: true, ...TTL } }],
+  ["progress and a client question's channel", { progressToken: "strad-3", "dev.strad/elicitation": { slug: "s", ask: "client", ...TTL } }],
+  ["progress and a refusal", { progressToken: "strad-4", "dev.strad/elicitation": { slug: "s", refused: "no approval URL", caller: "dev-session" } }],
+  ["progress and a malformed channel", { progressToken: "strad-5", "dev.strad/elicitation": "nonsense" }],
+  [
+    "progress, a channel and URL elicitation declared",
+    { progressToken: "strad-6", "io.modelcontextprotocol/clientCapabilities": { elicitation: { url: {} } }, "dev.strad/elicitation": { slug: "s", skip: true, ...TTL } },
+  ],
+  ["progress, a channel and a log level", { progressToken: "strad-7", "dev.strad/elicitation": { slug: "s", skip: true, ...TTL }, "io.modelcontextprotocol/logLevel": "debug" }],
+];
 const VARIANTS: Raw[] = [
   // Headers.
   withHeaders(base, { "mcp-method": undefined }, "no Mcp-Method"),
@@ -149,6 +172,7 @@ const VARIANTS: Raw[] = [
   withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientInfo": { name: 5 } }) } }), "clientInfo malformed"),
   withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientInfo": undefined }) } }), "no clientInfo"),
   withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "dev.strad/elicitation": { slug: "s", refused: "no channel" } }) } }), "the gateway's channel"),
+  ...HOP_METAS.map(([label, extra]) => withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope(extra) } }), label)),
   withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "dev.example/other": 1 }) } }), "another _meta entry"),
   // The message.
   withBody(base, (b) => ({ ...b, id: "abc" }), "a string id"),
@@ -300,14 +324,39 @@ describe("the kit's lane answers as the SDK does", () => {
     expect(bytes.byteLength).toBeGreaterThan(new TextDecoder().decode(bytes).length);
   });
 
-  it("leaves a call with a mirrored-header declaration, a progress token or a channel to the SDK", async () => {
+  it("leaves a call with a mirrored-header declaration, a progress token the SDK refuses or a log level to the SDK", async () => {
     const left = [
       withHeaders(call("/shapes", "mirrored", { region: "eu" }), { "mcp-param-region": "eu" }, "mirrored"),
-      withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ progressToken: "p-1" }) } }), "progress"),
-      withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "dev.strad/elicitation": { slug: "s", refused: "no channel" } }) } }), "channel"),
+      ...HOP_METAS.filter(([label]) => /fractional|past the safe|null|boolean|object|log level/.test(label)).map(([label, extra]) =>
+        withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope(extra) } }), label),
+      ),
       call("/shapes", "sdk_only", { text: "hi" }),
     ];
-    for (const raw of left) expect((await both(raw, lanes)).on.servers, raw.label).toBe(1);
+    expect(left).toHaveLength(8);
+    for (const raw of left) {
+      const { on, off } = await both(raw, lanes);
+      expect(on.text, raw.label).toBe(off.text);
+      expect(on.runs, raw.label).toEqual(off.runs);
+      // The SDK's path answers: a refused progress token before any server is built, the rest with one.
+      if (/progress token/.test(raw.label)) {
+        expect(on.runs, raw.label).toEqual({});
+        expect(on.text, raw.label).toMatch(/^400 application\/json\n\{"jsonrpc":"2.0","error":\{"code":-32600,/);
+      } else expect(on.servers, raw.label).toBe(1);
+    }
+  });
+
+  it("takes a plain tool's call carrying the gateway's progress token and any channel, as a gated mount's hop does, without an SDK server", async () => {
+    const taken = HOP_METAS.filter(([label]) => !/fractional|past the safe|null|boolean|object|log level/.test(label));
+    expect(taken).toHaveLength(10);
+    for (const [label, extra] of taken) {
+      const raw = withBody(base, (b) => ({ ...b, params: { ...params(b), _meta: envelope(extra) } }), label);
+      const { on, off } = await both(raw, lanes);
+      expect(on.servers, label).toBe(0);
+      expect(off.servers, label).toBe(1);
+      expect(on.text, label).toBe(off.text);
+      expect(on.text, label).toMatch(/^200 application\/json\n/);
+      expect(on.runs, label).toEqual({ text: 1 });
+    }
   });
 
   it("answers 200 seeded random mixes of headers, envelopes, ids, tools and arguments as the SDK does", async () => {
@@ -333,6 +382,8 @@ describe("the kit's lane answers as the SDK does", () => {
       envelope(),
       envelope(),
       envelope({ progressToken: 3 }),
+      envelope({ progressToken: "strad-r", "dev.strad/elicitation": { slug: "s", skip: true, ...TTL } }),
+      envelope({ progressToken: 2.5 }),
       envelope({ "io.modelcontextprotocol/clientInfo": { name: "n", version: "v", extra: 1 } }),
       envelope({ "io.modelcontextprotocol/protocolVersion": "2030-01-01" }),
     ];

@@ -10,7 +10,7 @@ import manifest from "../../../bundles/mailbox/bundle.json";
 import type { Connector } from "../../../bundles/mailbox/mailbox.client";
 import { MAX_PAGE } from "../../../bundles/mailbox/mailbox.read";
 import { mailboxServer } from "../../../bundles/mailbox/mailbox.tools";
-import { answer, both, call, list, type Raw } from "../kit/helpers/lane";
+import { answer, both, call, list, onGatedHop, type Raw } from "../kit/helpers/lane";
 import { accountEnv, nodeConnector, useTestDovecot } from "./helpers";
 
 afterEach(() => vi.restoreAllMocks());
@@ -100,6 +100,18 @@ describe("the mailbox bundle on the lane", () => {
     const { on: page } = await both(CALLS[0] as Raw, lanes, env, runs);
     expect(page.text).toContain("Lunch");
     expect((await both(CALLS[22] as Raw, lanes, env, runs)).on.text).toContain("Not done: ");
+  });
+
+  it("takes the reads as a gated mount's hop sends them (the gateway's progress token and channel), answering as the SDK does", async () => {
+    await answer(lanes.on, list("/mailbox"), env);
+    const reads = TAKEN.filter((i) => i < 22).map((i) => onGatedHop(CALLS[i] as Raw));
+    for (const raw of reads) {
+      const { on, off } = await both(raw, lanes, env, runs);
+      expect(on.text, raw.label).toBe(off.text);
+      expect(on.runs, raw.label).toEqual(off.runs);
+      expect(on.servers, raw.label).toBe(0);
+    }
+    expect((await both(reads[0] as Raw, lanes, env, runs)).on.text).toContain("Lunch");
   });
 
   it("takes list_mailboxes without an SDK server, and lists the mailboxes the SDK lists", async () => {

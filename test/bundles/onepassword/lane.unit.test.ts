@@ -7,7 +7,7 @@ import manifest from "../../../bundles/onepassword/bundle.json";
 import { servePerSlug } from "../../../bundles/onepassword/onepassword.mounts";
 import { onepasswordServer } from "../../../bundles/onepassword/onepassword.tools";
 import { IDS, SECRET_PREFIX, SHARED_TOKEN } from "../../fakes/onepassword/seed";
-import { answer, both, call, list, type Raw } from "../kit/helpers/lane";
+import { answer, both, call, list, onGatedHop, type Raw } from "../kit/helpers/lane";
 import { onlyOrigins, type ServedConnect, startConnectFake } from "./helpers";
 
 /** Where a mount's Connect is a closed loopback port: its reads fail at once, the same way on both paths. */
@@ -91,6 +91,27 @@ describe("the 1Password bundle on the lane", () => {
     expect(texts[13]).toContain("ONEPASSWORD_NONE__OP_SERVICE_ACCOUNT_TOKEN");
     // The guarded tools refused without a channel, before 1Password was read.
     for (const i of [6, 7, 8, 9, 10]) expect(texts[i], CALLS[i]?.label).toContain("Refused: ");
+    expect(fake.store.requests.filter((r) => r.method !== "GET")).toEqual([]);
+  });
+
+  it("takes the reads as a gated mount's hop sends them (the gateway's progress token and channel), answering as the SDK does", async () => {
+    unexpected = onlyOrigins(fake.origin, CLOSED);
+    const runs = new Map<string, number>();
+    vi.spyOn(console, "warn").mockImplementation((line: unknown) => {
+      if (String(line).includes('"onepassword_variable_ignored"')) runs.set("warned", (runs.get("warned") ?? 0) + 1);
+    });
+    for (const path of ["/onepassword", "/onepassword-team", "/onepassword-none"]) await answer(lanes.on, list(path), env);
+    const reads = [0, 1, 3, 5, 12, 13].map((i) => onGatedHop(CALLS[i] as Raw));
+    // A guarded tool on the same hop stays the SDK's; its channel here is a refusal, so nobody is asked.
+    const guarded = onGatedHop(CALLS[6] as Raw, { slug: "onepassword", refused: "no approval URL", caller: "dev-session" });
+    for (const raw of [...reads, guarded]) {
+      const { on, off } = await both(raw, lanes, env, runs);
+      expect(on.text, raw.label).toBe(off.text);
+      expect(on.runs, raw.label).toEqual({ warned: 1 });
+      expect(on.servers, raw.label).toBe(raw === guarded ? 1 : 0);
+    }
+    expect((await both(reads[1] as Raw, lanes, env, runs)).on.text).toContain("GitHub");
+    expect((await both(guarded, lanes, env, runs)).on.text).toContain("Refused: ");
     expect(fake.store.requests.filter((r) => r.method !== "GET")).toEqual([]);
   });
 

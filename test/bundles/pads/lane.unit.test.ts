@@ -10,7 +10,7 @@ import { padsServer } from "../../../bundles/pads/pads.tools";
 import { socketFetch } from "../../fakes/rustpad/node-socket.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { startRustpadFake } from "../../fakes/rustpad/rustpad.fake.mjs";
-import { answer, both, call, list, type Raw } from "../kit/helpers/lane";
+import { answer, both, call, list, onGatedHop, type Raw } from "../kit/helpers/lane";
 import { editsTo, freshPad, type RustpadFake, seedPad } from "./helpers";
 
 /** Where /pads-token's Rustpad is a closed loopback port: its reads and sessions fail at once, the same way on both paths. */
@@ -94,6 +94,20 @@ describe("the pads bundle on the lane", () => {
     // The tools that never ask failed on the closed port; the two that may ask refused without a channel, unread.
     for (const i of [7, 8, 9]) expect(texts[i], CALLS[i]?.label).toContain("Not done: ");
     for (const i of [10, 11]) expect(texts[i], CALLS[i]?.label).toContain("Refused: no approval channel reached this call");
+    expect(editsTo(fake, pad)).toEqual([]);
+  });
+
+  it("takes the reads as a gated mount's hop sends them (the gateway's progress token and channel), answering as the SDK does", async () => {
+    for (const path of ["/pads", "/pads-token"]) await answer(lanes.on, list(path), env);
+    const reads = [0, 2, 3, 5, 6].map((i) => onGatedHop(CALLS[i] as Raw));
+    const guarded = onGatedHop(CALLS[10] as Raw, { slug: "pads-token", refused: "no approval URL", caller: "dev-session" });
+    for (const raw of [...reads, guarded]) {
+      const { on, off } = await both(raw, lanes, env);
+      expect(on.text, raw.label).toBe(off.text);
+      expect(on.servers, raw.label).toBe(raw === guarded ? 1 : 0);
+    }
+    expect((await both(reads[0] as Raw, lanes, env)).on.text).toContain(`\\"characters\\": ${[...TEXT].length}`);
+    expect((await both(guarded, lanes, env)).on.text).toContain("Refused: ");
     expect(editsTo(fake, pad)).toEqual([]);
   });
 

@@ -81,3 +81,18 @@ export const list = (path: string): Raw => ({
   headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/list" },
   body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: envelope() } },
 });
+
+/** A channel as the gateway puts it on a gated mount's hop, to an approval service under an allowed prefix (worker/channel.ts). */
+export const APPROVAL_CHANNEL = {
+  slug: "gated",
+  url: "https://approvals.example.com/api/v1/elicitations/session/t-1/",
+  headers: {},
+  ttlMs: 90_000,
+  call: { scope: "dev-session", key: "c:n-1", nonce: "n-1" },
+  caller: "dev-session",
+};
+
+/** The same call as the gateway sends it to a gated mount: its own progress token and a channel beside the envelope (worker/mcp.ts). */
+export function onGatedHop(raw: Raw, channel: Record<string, unknown> = APPROVAL_CHANNEL): Raw {
+  return withBody(raw, (b) => ({ ...b, params: { ...params(b), _meta: envelope({ progressToken: "strad-5f0c", "dev.strad/elicitation": channel }) } }), `${raw.label} on a gated mount's hop`);
+}
