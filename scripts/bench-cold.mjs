@@ -46,10 +46,13 @@ export function pickSubjects(subjects, only) {
     .map((w) => w.trim())
     .filter((w) => w !== "");
   if (words.length === 0) return subjects;
-  const unknown = words.filter((w) => !subjects.some((s) => s.worker.name.includes(w)));
+  const unknown = words.filter((w) => !subjects.some((s) => titleOf(s).includes(w)));
   if (unknown.length > 0) throw new Error(`BENCH_COLD_ONLY: no Worker's name holds ${unknown.map((w) => `"${w}"`).join(", ")}`);
-  return subjects.filter((s) => words.some((w) => s.worker.name.includes(w)));
+  return subjects.filter((s) => words.some((w) => titleOf(s).includes(w)));
 }
+
+/** How a subject is named: its Worker's name, and the build when a Worker has two (the 1Password bundle's `connect`). */
+const titleOf = (s) => s.title ?? s.worker.name;
 
 /** PASS when the median own start is at most the target (limits are inclusive), else MISS. */
 export const coldVerdict = (medianMs, targetMs) => (medianMs <= targetMs ? "PASS" : "MISS");
@@ -142,6 +145,11 @@ export function coldSubjects(into) {
       note: sdk ? "the 1Password SDK build, against Cloudflare's 1 s start limit" : undefined,
       runtime: (entry) => [forwarder, entry],
     });
+    // The Connect-only build an operator may deploy instead (wrangler.toml [env.connect]): no WebAssembly, the 100 ms.
+    if (b.dir === "onepassword") {
+      const only = withListedModules(withoutForeignObjects(buildWorker(b.config, { into: join(into, "connect"), env: "connect" })));
+      subjects.push({ worker: only, title: `${only.name} (connect)`, label: `tools/list ${mount}`, request: toolsList(mount), target: COLD_START_TARGET_MS, runtime: (entry) => [forwarder, entry] });
+    }
   }
   subjects.push({ worker: withListedModules(buildWorker(found.approvals.config, { into })), label: "GET /healthz", request: healthz, target: COLD_START_TARGET_MS, runtime: (entry) => [entry] });
   return subjects;
@@ -212,7 +220,7 @@ export async function coldStarts(starts, log = console.log) {
       const { median, max } = medianAndMax(own[k]);
       const target = `target median <= ${s.target} ms${s.note === undefined ? "" : `, ${s.note}`}`;
       log(
-        `   ${s.worker.name.padEnd(26)} ${s.label.padEnd(28)} own start median ${ms(median)}, max ${ms(max)}, of which the first request ${ms(medianAndMax(ownAnswer[k]).median)} (runtime start to answer median ${ms(medianAndMax(whole[k]).median)}, stand-in ${ms(medianAndMax(reference[k]).median)}) (${target}): ${coldVerdict(median, s.target)}`,
+        `   ${titleOf(s).padEnd(34)} ${s.label.padEnd(28)} own start median ${ms(median)}, max ${ms(max)}, of which the first request ${ms(medianAndMax(ownAnswer[k]).median)} (runtime start to answer median ${ms(medianAndMax(whole[k]).median)}, stand-in ${ms(medianAndMax(reference[k]).median)}) (${target}): ${coldVerdict(median, s.target)}`,
       );
     }
   } finally {

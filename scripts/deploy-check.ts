@@ -46,6 +46,39 @@ export interface DeployWorker {
   vars: Record<string, string>;
   /** The roster's servers[].env rendered for this Worker (`--var` at deploy); a subset of `vars`. */
   rendered: Record<string, string>;
+  /** The wrangler environment chosen for this deployment (`--env`), when not the config's top level (BUILD_CHOICES). */
+  env?: string;
+}
+
+/**
+ * The builds an operator chooses per deployment, one flag each on deploy and deploy:check: the Worker's config, and each
+ * choice's wrangler environment (undefined: the config's top level). The 1Password bundle's `connect` drops the
+ * official SDK and its WebAssembly (bundles/onepassword/wrangler.toml [env.connect]): 0.2 MiB gzipped instead of 4.2,
+ * so it fits the Workers Free plan, and a mount seeded with a service-account token is refused there.
+ */
+export const BUILD_CHOICES: Record<string, { config: string; choices: Record<string, string | undefined> }> = {
+  "--onepassword": { config: "bundles/onepassword/wrangler.toml", choices: { full: undefined, connect: "connect" } },
+};
+
+/** Reads `--onepassword connect` and the like into `envs` (config → wrangler environment); an error names the flag and its choices. */
+export function chooseBuild(flag: string, value: string | undefined, envs: Record<string, string>): string | undefined {
+  const choice = BUILD_CHOICES[flag];
+  if (choice === undefined) return `unknown option ${flag}`;
+  if (value === undefined || !Object.hasOwn(choice.choices, value)) return `${flag} takes one of: ${Object.keys(choice.choices).join(", ")}`;
+  const env = choice.choices[value];
+  if (env === undefined) delete envs[choice.config];
+  else envs[choice.config] = env;
+  return undefined;
+}
+
+/** `--env NAME` for a Worker whose deployment chose an environment. */
+export function envArgs(w: { env?: string }): string[] {
+  return w.env === undefined ? [] : ["--env", w.env];
+}
+
+/** How a line names a Worker: its name and config, and the environment when one was chosen. */
+export function workerLabel(w: { name: string; config: string; env?: string }): string {
+  return `${w.name} (${w.config}${w.env === undefined ? "" : ` --env ${w.env}`})`;
 }
 
 export interface Secret {
@@ -62,7 +95,7 @@ export interface Plan {
   errors: string[];
   placeholders: string[];
   /** Each Worker's size as its dry run reported it (only when the check built them). */
-  sizes?: { worker: string; config: string; size: WorkerSize }[];
+  sizes?: { worker: string; config: string; env?: string; size: WorkerSize }[];
   /** What deploys on one plan only: printed, never a failure. */
   warnings?: string[];
 }
@@ -298,7 +331,7 @@ function routePatterns(config: Exposure): string[] {
 }
 
 /** Reads the tree as a deploy would: no wrangler build, no network. */
-export function planDeploy(root: string = ROOT): Plan {
+export function planDeploy(root: string = ROOT, envs: Record<string, string> = {}): Plan {
   const errors: string[] = [];
   const placeholders: string[] = [];
   const found = discoverWorkers(root);
@@ -324,17 +357,19 @@ export function planDeploy(root: string = ROOT): Plan {
   for (const b of tree.bundles) manifests.set(b.name, b.manifest.ok ? [...b.manifest.secrets] : []);
 
   const workers: DeployWorker[] = listed.map((w) => {
-    const config = unstable_readConfig({ config: join(root, w.config) }, { hideWarnings: true });
-    errors.push(...exposureProblems(w.role, `${w.name} (${w.config})`, config));
+    const env = envs[w.config];
+    const config = unstable_readConfig({ config: join(root, w.config), ...(env === undefined ? {} : { env }) }, { hideWarnings: true });
+    if (env !== undefined && config.name !== w.name) errors.push(`${workerLabel({ ...w, env })}: the environment deploys as "${config.name}", not as the ${w.name} the gateway binds`);
+    errors.push(...exposureProblems(w.role, workerLabel({ ...w, env }), config));
     for (const [i, pattern] of routePatterns(config).entries()) if (placeholderIn(pattern)) placeholders.push(`${w.name} (${w.config}) routes[${i}] = ${pattern}`);
     const vars: Record<string, string> = {};
     for (const [k, v] of Object.entries(config.vars ?? {})) vars[k] = typeof v === "string" ? v : JSON.stringify(v);
-    const env = (rendered.vars.get(w.name) ?? {}) as Record<string, string>;
-    for (const [k, v] of Object.entries(env)) {
+    const fromRoster = (rendered.vars.get(w.name) ?? {}) as Record<string, string>;
+    for (const [k, v] of Object.entries(fromRoster)) {
       if (k in vars) errors.push(`${w.name} (${w.config}) ${k}: the roster's servers[].env renders ${k}, which the config's [vars] already sets`);
       vars[k] = v;
     }
-    return { role: w.role, name: w.name, config: w.config, vars, rendered: env };
+    return { role: w.role, name: w.name, config: w.config, vars, rendered: fromRoster, ...(env === undefined ? {} : { env }) };
   });
 
   const secrets = secretsFor(roster, workers, manifests, services);
@@ -380,7 +415,7 @@ export function buildWorkers(root: string, workers: DeployWorker[]): { problems:
       try {
         const output = execFileSync(
           join(ROOT, "node_modules/.bin/wrangler"),
-          ["deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, BUILD_META), "-c", w.config, ...varArgs(w.rendered)],
+          ["deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, BUILD_META), "-c", w.config, ...envArgs(w), ...varArgs(w.rendered)],
           {
             cwd: root,
             env: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
@@ -390,17 +425,17 @@ export function buildWorkers(root: string, workers: DeployWorker[]): { problems:
         );
         const size = parseTotalUpload(output);
         // No size line means no size checked: a failure, never a silent pass (a wrangler that words it otherwise).
-        if (size === undefined) problems.push(`${w.name} (${w.config}): wrangler's dry run printed no "Total Upload: … / gzip: …" line, so its size is unchecked`);
+        if (size === undefined) problems.push(`${workerLabel(w)}: wrangler's dry run printed no "Total Upload: … / gzip: …" line, so its size is unchecked`);
         else {
-          sizes.push({ worker: w.name, config: w.config, size });
-          const found = sizeFindings(`${w.name} (${w.config})`, size);
+          sizes.push({ worker: w.name, config: w.config, ...(w.env === undefined ? {} : { env: w.env }), size });
+          const found = sizeFindings(workerLabel(w), size);
           problems.push(...found.errors);
           warnings.push(...found.warnings);
         }
       } catch (error) {
         const output = error instanceof Error && "stderr" in error ? String(error.stderr) : "";
         const line = output.split("\n").find((l) => /ERROR|✘/.test(l)) ?? "wrangler deploy --dry-run failed";
-        problems.push(`${w.name} (${w.config}): does not build: ${line.replace(/\s+/g, " ").trim()}`);
+        problems.push(`${workerLabel(w)}: does not build: ${line.replace(/\s+/g, " ").trim()}`);
         continue;
       }
       if (w.role !== "gateway") continue;
@@ -442,7 +477,7 @@ export function report(plan: Plan, options: { remote?: (config: string) => Set<s
   }
   if (plan.sizes !== undefined && plan.sizes.length > 0) {
     lines.push("", "Sizes as wrangler's dry run reports them (limits: 3 MiB compressed on Workers Free, 10 MiB on Workers Paid, 64 MiB uncompressed):");
-    for (const s of plan.sizes) lines.push(sizeFindings(`${s.worker} (${s.config})`, s.size).line);
+    for (const s of plan.sizes) lines.push(sizeFindings(workerLabel({ name: s.worker, config: s.config, ...(s.env === undefined ? {} : { env: s.env }) }), s.size).line);
     for (const w of plan.warnings ?? []) lines.push(`  ! ${w}`);
   }
   if (plan.placeholders.length > 0) {
@@ -462,23 +497,30 @@ export function report(plan: Plan, options: { remote?: (config: string) => Set<s
   return lines;
 }
 
-const USAGE = "usage: npm run deploy:check [-- --remote] [--root <dir>] [--no-build]\n";
+const USAGE = "usage: npm run deploy:check [-- --remote] [--root <dir>] [--no-build] [--onepassword full|connect]\n";
 
 function main(argv: readonly string[]): number {
   let root: string = ROOT;
   let remote = false;
   let build = true;
+  const envs: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
+    const arg = argv[i] as string;
     if (arg === "--root" && argv[i + 1] !== undefined) root = argv[++i] as string;
     else if (arg === "--remote") remote = true;
     else if (arg === "--no-build") build = false;
-    else {
+    else if (Object.hasOwn(BUILD_CHOICES, arg)) {
+      const wrong = chooseBuild(arg, argv[++i], envs);
+      if (wrong !== undefined) {
+        process.stderr.write(`deploy:check: ${wrong}\n${USAGE}`);
+        return 1;
+      }
+    } else {
       process.stderr.write(USAGE);
       return 1;
     }
   }
-  const plan = planDeploy(root);
+  const plan = planDeploy(root, envs);
   if (build && plan.workers.length > 0) {
     const built = buildWorkers(root, plan.workers);
     plan.errors.push(...built.problems);

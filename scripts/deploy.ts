@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { buildProblems, type DeployWorker, planDeploy, varArgs } from "./deploy-check";
+import { BUILD_CHOICES, buildProblems, chooseBuild, type DeployWorker, envArgs, planDeploy, varArgs } from "./deploy-check";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT } from "./workers.mjs";
 
@@ -54,8 +54,8 @@ export function deploySteps(workers: DeployWorker[], options: { dryRun: boolean;
   for (const w of [...workers.filter((x) => x.role === "bundle"), ...workers.filter((x) => x.role === "approvals")]) {
     const rendered = Object.keys(w.rendered);
     steps.push({
-      what: `${w.name}${rendered.length > 0 ? ` with the roster's env (${rendered.join(", ")})` : ""}`,
-      args: ["deploy", ...dry(w.name), "-c", w.config, ...varArgs(w.rendered)],
+      what: `${w.name}${w.env === undefined ? "" : ` (its ${w.env} build)`}${rendered.length > 0 ? ` with the roster's env (${rendered.join(", ")})` : ""}`,
+      args: ["deploy", ...dry(w.name), "-c", w.config, ...envArgs(w), ...varArgs(w.rendered)],
       builtByCheck: options.dryRun,
     });
   }
@@ -70,8 +70,8 @@ export function deploySteps(workers: DeployWorker[], options: { dryRun: boolean;
  * build gate), once the plan has no problem and no placeholder left: a tree that must be refused for either is refused
  * at once, without minutes of builds (a build problem then shows on the run after they are mended).
  */
-export function refusal(root: string, build: boolean): { lines: string[] } | { workers: DeployWorker[] } {
-  const plan = planDeploy(root);
+export function refusal(root: string, build: boolean, envs: Record<string, string> = {}): { lines: string[] } | { workers: DeployWorker[] } {
+  const plan = planDeploy(root, envs);
   const errors = [...plan.errors];
   if (errors.length === 0 && plan.placeholders.length === 0 && build) errors.push(...buildProblems(root, plan.workers));
   const lines: string[] = [];
@@ -80,23 +80,30 @@ export function refusal(root: string, build: boolean): { lines: string[] } | { w
   return lines.length > 0 ? { lines } : { workers: plan.workers };
 }
 
-const USAGE = "usage: npm run deploy [-- --dry-run] [--first] [--root <dir>]\n";
+const USAGE = "usage: npm run deploy [-- --dry-run] [--first] [--root <dir>] [--onepassword full|connect]\n";
 
 function main(argv: readonly string[]): number {
   let root: string = ROOT;
   let dryRun = false;
   let first = false;
+  const envs: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
+    const arg = argv[i] as string;
     if (arg === "--root" && argv[i + 1] !== undefined) root = argv[++i] as string;
     else if (arg === "--dry-run") dryRun = true;
     else if (arg === "--first") first = true;
-    else {
+    else if (Object.hasOwn(BUILD_CHOICES, arg)) {
+      const wrong = chooseBuild(arg, argv[++i], envs);
+      if (wrong !== undefined) {
+        process.stderr.write(`deploy: ${wrong}\n${USAGE}`);
+        return 1;
+      }
+    } else {
       process.stderr.write(USAGE);
       return 1;
     }
   }
-  const checked = refusal(root, true);
+  const checked = refusal(root, true, envs);
   if ("lines" in checked) {
     process.stderr.write(`${checked.lines.join("\n")}\n`);
     return 1;

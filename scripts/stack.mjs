@@ -302,22 +302,27 @@ export async function startDevStack({ freePorts = false, ...options } = {}) {
  * Builds one Worker as it would be deployed (under `into`/<name>, .bench/<name> by default) and returns Miniflare
  * options for it: its bindings and its folder's .dev.vars, as `wrangler dev` would give them. The gateway is built
  * from its dev entry (worker/dev.ts, the dev roster) unless `production`: then from its `main`, exactly what
- * `wrangler deploy` ships, and without any .dev.vars (the caller passes the settings an operator would set).
+ * `wrangler deploy` ships, and without any .dev.vars (the caller passes the settings an operator would set). `env`:
+ * one of the config's wrangler environments (the 1Password bundle's Connect-only build is its `connect`).
  */
-export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, production = false } = {}) {
+export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, production = false, env = undefined } = {}) {
   prepare(root);
   const script = !production && config === discoverWorkers(root).gateway.config ? DEV_ENTRY : undefined;
   const options = production ? { envFiles: [NO_ENV_FILE] } : undefined;
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(root, config), undefined, options);
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(root, config), env, options);
   withServiceProps(workerOptions, join(root, config));
   const name = workerName(config, root);
   const outdir = join(into, name);
   mkdirSync(outdir, { recursive: true });
-  execFileSync(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", ...(script === undefined ? [] : [script]), "--outdir", outdir, "-c", config], {
-    cwd: root,
-    env: ENV,
-    stdio: "ignore",
-  });
+  execFileSync(
+    join(ROOT, "node_modules/.bin/wrangler"),
+    ["deploy", "--dry-run", ...(script === undefined ? [] : [script]), "--outdir", outdir, "-c", config, ...(env === undefined ? [] : ["--env", env])],
+    {
+      cwd: root,
+      env: ENV,
+      stdio: "ignore",
+    },
+  );
   const built = `${basename(script ?? main).replace(/\.ts$/, "")}.js`;
   return {
     ...workerOptions,

@@ -11,7 +11,28 @@ import { currentScope } from "../kit/scope";
 import { type Item, type ItemField, type ItemSummary, type NewItem, type OnePasswordClient, OnePasswordError, OP_ID, type ShareRequest, type Vault, type WriteDoor } from "./onepassword.client";
 
 export type SdkModule = Pick<typeof import("@1password/sdk"), "createClient">;
-const loadSdk = (): Promise<SdkModule> => import("@1password/sdk");
+
+declare global {
+  /**
+   * True in the Connect-only build only: wrangler.toml's [env.connect] defines it (esbuild's `define`), and the build
+   * then drops the SDK and its WebAssembly, which the dead branch below is the only import of. Unset everywhere else.
+   */
+  var STRAD_ONEPASSWORD_CONNECT_ONLY: boolean | undefined;
+}
+
+/** This build has no service-account client: it was built Connect-only (wrangler.toml [env.connect]). */
+export const CONNECT_ONLY: boolean = globalThis.STRAD_ONEPASSWORD_CONNECT_ONLY === true;
+
+/**
+ * Why a service-account mount is not served by the Connect-only build: the deploy switch, the variable that asked for
+ * the SDK (`<NS>OP_SERVICE_ACCOUNT_TOKEN`) and the two to seed instead, never a value.
+ */
+export function connectOnlyRefusal(tokenName = "OP_SERVICE_ACCOUNT_TOKEN"): string {
+  const ns = tokenName.slice(0, tokenName.length - "OP_SERVICE_ACCOUNT_TOKEN".length);
+  return `this deployment's 1Password bundle is the Connect-only build (npm run deploy -- --onepassword connect), which has no service-account client, and this mount's ${tokenName} is set: seed ${ns}OP_CONNECT_HOST and ${ns}OP_CONNECT_TOKEN instead, or deploy the full build`;
+}
+
+const loadSdk = (): Promise<SdkModule> => (globalThis.STRAD_ONEPASSWORD_CONNECT_ONLY ? Promise.reject(new OnePasswordError(connectOnlyRefusal())) : import("@1password/sdk"));
 
 export const INTEGRATION = { integrationName: "strad", integrationVersion: "0.1.0" } as const;
 const SDK = "1Password";

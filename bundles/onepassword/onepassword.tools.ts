@@ -27,7 +27,7 @@ import {
 import { type ConfirmedTool, reasonOf, refusal, runConfirmed, text, warnIgnoredVariables } from "./onepassword.confirm";
 import { ConnectClient } from "./onepassword.connect";
 import type { OnePasswordPromptSpec } from "./onepassword.prompt";
-import { ServiceAccountClient } from "./onepassword.sdk";
+import { CONNECT_ONLY, connectOnlyRefusal, ServiceAccountClient } from "./onepassword.sdk";
 import { isSensitive, isSensitiveUrl, REDACTED, redacted, revealed, revealsAnything, sensitiveParts, urlFacts } from "./onepassword.sensitive";
 
 /** The 1Password bundle's registry of confirmed tools: every tool that asks a person, and nothing else. */
@@ -64,6 +64,7 @@ export function clientForMount(mount: string, env: Record<string, unknown>): One
   const found = credentialsFor(mount, env);
   if (!found.ok) throw new OnePasswordError(found.reason);
   const c = found.credentials;
+  if (c.kind === "service-account" && CONNECT_ONLY) throw new OnePasswordError(connectOnlyRefusal(c.names.token));
   return c.kind === "service-account" ? new ServiceAccountClient(mount, c.token) : new ConnectClient(c.host, c.token, c.names.host);
 }
 

@@ -7,7 +7,19 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildProblems, type DeployWorker, devValues, exposureProblems, parseTotalUpload, planDeploy, SIZE_LIMITS, secretsFor, sizeFindings } from "../../scripts/deploy-check";
+import {
+  buildProblems,
+  buildWorkers,
+  chooseBuild,
+  type DeployWorker,
+  devValues,
+  exposureProblems,
+  parseTotalUpload,
+  planDeploy,
+  SIZE_LIMITS,
+  secretsFor,
+  sizeFindings,
+} from "../../scripts/deploy-check";
 // @ts-expect-error: plain ESM helper without types
 import { createBundle } from "../../scripts/new-bundle.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -410,5 +422,56 @@ describe("R-DEPLOY-5: a Worker's size as wrangler reports it, against the plan l
     expect(read("3072.01 KiB").warnings).toHaveLength(1);
     expect(read("10240.00 KiB").errors).toEqual([]);
     expect(read("10240.01 KiB").errors).toHaveLength(1);
+  });
+});
+
+describe("issue 31: the 1Password bundle's build, chosen per deployment (--onepassword full|connect)", { timeout: CHECK_TIMEOUT_MS }, () => {
+  const OP = "bundles/onepassword/wrangler.toml";
+
+  it("reads the flag into the config's wrangler environment, and names the choices for a wrong or missing one", () => {
+    const envs: Record<string, string> = {};
+    expect(chooseBuild("--onepassword", "connect", envs)).toBeUndefined();
+    expect(envs).toEqual({ [OP]: "connect" });
+    expect(chooseBuild("--onepassword", "full", envs)).toBeUndefined();
+    expect(envs).toEqual({});
+    for (const wrong of ["Connect", "sdk", "", undefined]) expect(chooseBuild("--onepassword", wrong, envs)).toBe("--onepassword takes one of: full, connect");
+    expect(chooseBuild("--pads", "connect", envs)).toBe("unknown option --pads");
+    expect(envs).toEqual({});
+  });
+
+  it("plans the Connect-only build for that Worker alone, under the name the gateway binds, with every other check as before", () => {
+    const plan = planDeploy(ROOT, { [OP]: "connect" });
+    const plain = planDeploy(ROOT);
+    expect(plan.errors).toEqual(plain.errors);
+    expect(plan.workers.filter((w) => w.env !== undefined).map((w) => [w.name, w.config, w.env])).toEqual([["strad-bundle-onepassword", OP, "connect"]]);
+    expect(plan.secrets).toEqual(plain.secrets);
+  });
+
+  it("an environment that would deploy under another name is refused, naming it", () => {
+    const root = copyTree();
+    edit(root, OP, (t) => t.replace('[env.connect]\nname = "strad-bundle-onepassword"\n', "[env.connect]\n"));
+    expect(planDeploy(root, { [OP]: "connect" }).errors).toContainEqual(
+      `strad-bundle-onepassword (${OP} --env connect): the environment deploys as "strad-bundle-onepassword-connect", not as the strad-bundle-onepassword the gateway binds`,
+    );
+  });
+
+  it("builds the Connect-only bundle within the Free plan's 3 MiB compressed, where the full build deploys on Workers Paid only", () => {
+    const op = planDeploy(ROOT).workers.find((w) => w.config === OP) as DeployWorker;
+    const connect = buildWorkers(ROOT, [{ ...op, env: "connect" }]);
+    expect(connect.problems).toEqual([]);
+    expect(connect.warnings).toEqual([]);
+    expect(connect.sizes[0]?.size.gzip).toBeLessThan(SIZE_LIMITS.freeGzip);
+    expect(sizeFindings(`strad-bundle-onepassword (${OP} --env connect)`, connect.sizes[0]?.size as { upload: number; gzip: number }).line).toMatch(/--env connect\): upload .* fits every plan$/);
+    const full = buildWorkers(ROOT, [op]);
+    expect(full.problems).toEqual([]);
+    expect(full.warnings).toEqual([expect.stringContaining("over the Workers Free plan's 3 MiB limit: it deploys on Workers Paid only")]);
+  });
+
+  it("the script takes the flag and refuses a wrong choice before building anything", async () => {
+    const wrong = await run(["--no-build", "--onepassword", "lite"]);
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toContain("deploy:check: --onepassword takes one of: full, connect");
+    const right = await run(["--no-build", "--onepassword", "connect"]);
+    expect(right.stderr).not.toContain("--onepassword takes");
   });
 });

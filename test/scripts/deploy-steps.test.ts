@@ -48,4 +48,13 @@ describe("npm run deploy's builds", () => {
     expect(real.every((s) => s.builtByCheck !== true)).toBe(true);
     expect(real).toHaveLength(dry.length);
   });
+
+  it("deploys the 1Password bundle's chosen build (--onepassword connect) with --env, and every other Worker as before", () => {
+    const plain = deploySteps(planDeploy(ROOT).workers, { dryRun: false, first: false });
+    const chosen = deploySteps(planDeploy(ROOT, { "bundles/onepassword/wrangler.toml": "connect" }).workers, { dryRun: false, first: false });
+    const withEnv = chosen.filter((s) => s.args.includes("--env"));
+    expect(withEnv.map((s) => s.args.slice(s.args.indexOf("-c"), s.args.indexOf("-c") + 4))).toEqual([["-c", "bundles/onepassword/wrangler.toml", "--env", "connect"]]);
+    expect(withEnv[0]?.what).toBe("strad-bundle-onepassword (its connect build)");
+    expect(chosen.filter((s) => !s.args.includes("--env"))).toEqual(plain.filter((s) => !s.args.includes("bundles/onepassword/wrangler.toml")));
+  });
 });

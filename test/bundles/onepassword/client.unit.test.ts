@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CallScope, runInScope } from "../../../bundles/kit/scope";
 import { credentialsFor, SHARED_MOUNT } from "../../../bundles/onepassword/onepassword.client";
 import { ConnectClient, connectBase } from "../../../bundles/onepassword/onepassword.connect";
+import { CONNECT_ONLY, connectOnlyRefusal } from "../../../bundles/onepassword/onepassword.sdk";
 import { SECRET_MARKER } from "../../fakes/onepassword/connect.fake";
 import { IDS, PROVISIONING_TOKEN, SECRETS, SHARED_TOKEN } from "../../fakes/onepassword/seed";
 import { type ServedConnect, startConnectFake } from "./helpers";
@@ -40,6 +41,22 @@ describe("which credentials a mount reads (one token, one mount)", () => {
   it("a service-account token wins over Connect in the same namespace; blank values count as unset", () => {
     expect(credentialsFor(SHARED_MOUNT, { ...bare, OP_SERVICE_ACCOUNT_TOKEN: "ops_token" })).toMatchObject({ ok: true, credentials: { kind: "service-account", token: "ops_token" } });
     expect(credentialsFor(SHARED_MOUNT, { ...bare, OP_SERVICE_ACCOUNT_TOKEN: "  " })).toMatchObject({ ok: true, credentials: { kind: "connect" } });
+  });
+});
+
+describe("the Connect-only build's refusal (wrangler.toml [env.connect]; on workerd in workerd.unit.test.ts)", () => {
+  it("is off outside that build, and names the variable that asked for the SDK and the two to seed instead", () => {
+    expect(CONNECT_ONLY).toBe(false);
+    for (const mount of [SHARED_MOUNT, "onepassword-team"]) {
+      const token = { OP_SERVICE_ACCOUNT_TOKEN: "ops_x", ONEPASSWORD_TEAM__OP_SERVICE_ACCOUNT_TOKEN: "ops_y" };
+      const found = credentialsFor(mount, token);
+      if (!found.ok || found.credentials.kind !== "service-account") throw new Error("expected service-account credentials");
+      const ns = mount === SHARED_MOUNT ? "" : "ONEPASSWORD_TEAM__";
+      const reason = connectOnlyRefusal(found.credentials.names.token);
+      expect(reason).toContain(`this mount's ${ns}OP_SERVICE_ACCOUNT_TOKEN is set: seed ${ns}OP_CONNECT_HOST and ${ns}OP_CONNECT_TOKEN instead`);
+      expect(reason).toContain("npm run deploy -- --onepassword connect");
+      expect(reason).not.toContain("ops_");
+    }
   });
 });
 

@@ -130,6 +130,60 @@ describe("the Connect client on workerd", { timeout: 120_000 }, () => {
   });
 });
 
+describe("the Connect-only build on workerd (wrangler.toml [env.connect])", { timeout: 120_000 }, () => {
+  const connectOut = mkdtempSync(join(tmpdir(), "strad-onepassword-connect-"));
+  let only: Runtime;
+  beforeAll(async () => {
+    const options = buildWorker("bundles/onepassword/wrangler.toml", { into: connectOut, env: "connect" });
+    const { durableObjects: _calls, ...worker } = options;
+    const runtime = (await startRuntime([
+      gatewayStandIn(worker),
+      {
+        ...worker,
+        bindings: {
+          ONEPASSWORD__OP_SERVICE_ACCOUNT_TOKEN: WELL_FORMED,
+          ONEPASSWORD_PROVISIONING__OP_CONNECT_HOST: "https://connect.strad.test/onepassword",
+          ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN: PROVISIONING_TOKEN,
+        },
+        outboundService: async (request: Request) => {
+          const url = new URL(request.url);
+          if (url.host === "connect.strad.test") return connect.app.fetch(new Request(request.url.replace("https://connect.strad.test/onepassword", "http://connect"), request));
+          outbound.push(`${request.method} ${url.origin}${url.pathname}`);
+          throw new Error("no network in this test");
+        },
+      },
+    ])) as Runtime;
+    runtimes.push(runtime);
+    only = runtime;
+  }, 180_000);
+  afterAll(() => rmSync(connectOut, { recursive: true, force: true }));
+
+  it("ships no WebAssembly and none of the SDK, and fits the Free plan's 3 MB gzipped", () => {
+    const dir = join(connectOut, "strad-bundle-onepassword");
+    const shipped = readdirSync(dir).filter((f) => f.endsWith(".js") || f.endsWith(".wasm"));
+    expect(shipped).toEqual(["onepassword.app.js"]);
+    const script = readFileSync(join(dir, "onepassword.app.js"), "utf8");
+    expect(script).not.toMatch(/core_bg\.wasm|invoke_sync|1password\/sdk-core/);
+    expect(gzipSync(readFileSync(join(dir, "onepassword.app.js"))).byteLength).toBeLessThan(3 * 1024 * 1024);
+  });
+
+  it("refuses a service-account mount, naming the switch and the variables, with no request sent", async () => {
+    const before = outbound.length;
+    const text = await call(only, "onepassword", "onepassword_list_vaults", {});
+    expect(text).toBe(
+      "Refused: this deployment's 1Password bundle is the Connect-only build (npm run deploy -- --onepassword connect), which has no service-account client, and this mount's ONEPASSWORD__OP_SERVICE_ACCOUNT_TOKEN is set: seed ONEPASSWORD__OP_CONNECT_HOST and ONEPASSWORD__OP_CONNECT_TOKEN instead, or deploy the full build. Nothing was read, revealed or written.",
+    );
+    expect(outbound.slice(before)).toEqual([]);
+  });
+
+  it("serves a Connect mount as the full build does", async () => {
+    connect.store.reset();
+    const text = await call(only, "onepassword-provisioning", "onepassword_list_items", { vault_id: IDS.provisioning });
+    expect(JSON.parse(text)).toEqual({ vault_id: IDS.provisioning, items: [{ id: IDS.bootstrap, title: "Bootstrap key", category: "API_CREDENTIAL", tags: ["bootstrap"] }] });
+    expect(connect.store.requests.map((r) => `${r.method} ${r.path} ${r.account} ${r.status}`)).toEqual([`GET /v1/vaults/${IDS.provisioning}/items provisioning 200`]);
+  });
+});
+
 describe("the SDK loader", () => {
   it("refuses a glue that no longer reads its WASM the way it replaces", () => {
     expect(() => workerdLoader("module.exports.x = 1;", "./core_bg.wasm")).toThrow(/no longer reads its WASM/);
