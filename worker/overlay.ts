@@ -238,7 +238,8 @@ export function overlayReader(
   const baseView: EffectiveView = { roster: base, runtime: new Map(), version: 0 };
   let cached: { at: number; view: EffectiveView; answer: Promise<EffectiveView> } | undefined;
   const baseAnswer = Promise.resolve(baseView);
-  let pending: Promise<EffectiveView> | undefined;
+  /** When the read this isolate counts as its refresh started; undefined while none is in flight. */
+  let refreshing: number | undefined;
   let lastBad: string | undefined;
   /** The last overlay this isolate read and could serve; what an unreadable object leaves it serving. */
   let lastGood: EffectiveView | undefined;
@@ -281,13 +282,18 @@ export function overlayReader(
     if (cached !== undefined && t - cached.at < ttlMs) return cached.answer;
     const s = store(env);
     if (s === undefined) return baseAnswer;
-    // One read at a time per isolate; the requests that arrive meanwhile wait for it.
-    pending ??= load(s).then((view) => {
-      cached = { at: t, view, answer: Promise.resolve(view) };
-      pending = undefined;
+    // No request waits on a read another request made: workerd cancels a request that waits on another's I/O as
+    // hung (it answered 500 to a few calls at each refresh under load, bench part 1). So while one request's read is
+    // in flight, the others are served the view it will replace, if that view is within ttlMs plus one bounded read
+    // of its own read (R-RT-2's bound); any other request (no view yet, or an older one) reads for itself.
+    const inFlight = refreshing !== undefined && t - refreshing < readTimeoutMs;
+    if (inFlight && cached !== undefined && t - cached.at < ttlMs + readTimeoutMs) return cached.answer;
+    if (!inFlight) refreshing = t;
+    return load(s).then((view) => {
+      if (cached === undefined || cached.at <= t) cached = { at: t, view, answer: Promise.resolve(view) };
+      if (refreshing === t) refreshing = undefined;
       return view;
     });
-    return pending;
   };
 }
 
