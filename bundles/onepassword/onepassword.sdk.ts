@@ -113,7 +113,12 @@ async function sha256(value: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const clients = new Map<string, { source: string; client: Promise<Client> }>();
+/**
+ * Each mount's signed-in client, kept once its sign-in finished. A sign-in still in flight is never shared: workerd
+ * cancels a request that waits on another request's I/O as hung (the gateway's overlay read did so under load), so
+ * calls that arrive during one sign in for themselves, and the last to finish is kept.
+ */
+const clients = new Map<string, { source: string; client: Client }>();
 
 /** Tests only: forget every signed-in client. */
 export function forgetClients(): void {
@@ -135,16 +140,13 @@ export class ServiceAccountClient implements OnePasswordClient {
     private readonly load: () => Promise<SdkModule> = loadSdk,
   ) {}
 
-  /** The mount's signed-in client: the cached one, or a fresh sign-in (a failed one is not kept). */
+  /** The mount's signed-in client: the kept one, or a sign-in of this call's own (a failed one is not kept). */
   private async client(): Promise<Client> {
     const source = await sha256(this.token);
-    const cached = clients.get(this.mount);
-    if (cached !== undefined && cached.source === source) return cached.client;
-    const client = this.load().then((sdk) => sdk.createClient({ auth: this.token, ...INTEGRATION }));
+    const kept = clients.get(this.mount);
+    if (kept !== undefined && kept.source === source) return kept.client;
+    const client = await (await this.load()).createClient({ auth: this.token, ...INTEGRATION });
     clients.set(this.mount, { source, client });
-    client.catch(() => {
-      if (clients.get(this.mount)?.client === client) clients.delete(this.mount);
-    });
     return client;
   }
 

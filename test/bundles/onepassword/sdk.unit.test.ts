@@ -34,6 +34,8 @@ const sdk = vi.hoisted(() => {
     creates: [] as Record<string, unknown>[],
     shares: [] as { itemId: string; params: Record<string, unknown> }[],
     failSignIn: undefined as Error | undefined,
+    /** While set, every sign-in waits for it: a sign-in in flight. */
+    signInHeld: undefined as Promise<void> | undefined,
   };
   return { state };
 });
@@ -41,6 +43,7 @@ const sdk = vi.hoisted(() => {
 vi.mock("@1password/sdk", () => ({
   createClient: async (config: { auth: string }) => {
     sdk.state.signIns.push(config.auth);
+    await sdk.state.signInHeld;
     if (sdk.state.failSignIn !== undefined) throw sdk.state.failSignIn;
     return {
       vaults: {
@@ -76,6 +79,7 @@ beforeEach(() => {
   sdk.state.creates.length = 0;
   sdk.state.shares.length = 0;
   sdk.state.failSignIn = undefined;
+  sdk.state.signInHeld = undefined;
 });
 
 describe("the service-account client's mapping", () => {
@@ -124,6 +128,21 @@ describe("the tools on a service-account mount", () => {
     expect(sdk.state.signIns).toEqual([TOKEN, OWN_TOKEN, `${TOKEN}-rotated`]);
     // Connect is never asked.
     expect(h.fake.store.requests).toEqual([]);
+  });
+
+  it("never shares a sign-in still in flight between calls (workerd cancels a request waiting on another's I/O), and keeps the one that finished", async () => {
+    let release: () => void = () => {};
+    sdk.state.signInHeld = new Promise<void>((r) => {
+      release = r;
+    });
+    const rotated = { ...env, OP_SERVICE_ACCOUNT_TOKEN: `${TOKEN}-held` };
+    const first = h.call({ tool: "onepassword_list_vaults", args: {}, channel: "none", env: rotated });
+    const second = h.call({ tool: "onepassword_list_vaults", args: {}, channel: "none", env: rotated });
+    await vi.waitFor(() => expect(sdk.state.signIns).toEqual([`${TOKEN}-held`, `${TOKEN}-held`]));
+    release();
+    for (const answer of await Promise.all([first, second])) expect(answer.json?.vaults).toEqual([{ id: IDS.engineering, name: "Engineering", items: 1 }]);
+    await h.call({ tool: "onepassword_list_items", args: { vault_id: IDS.engineering }, channel: "none", env: rotated });
+    expect(sdk.state.signIns).toEqual([`${TOKEN}-held`, `${TOKEN}-held`]);
   });
 
   it("a reveal withholds the SDK's concealed values until the person says yes", async () => {
