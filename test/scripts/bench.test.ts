@@ -58,6 +58,16 @@ it(
       expect(stdout).toMatch(new RegExp(`${revision}  gateway plus bundle against the same call before issue 19 \\([\\d.]+ KiB\\): \\d+\\.\\d\\d \\(target <= 0\\.33\\): (PASS|MISS)`));
     }
     expect(stdout).toMatch(/2026-07-28\/2025-11-25 through the gateway: p50 ratio \d+\.\d\d \(target <= 1\.05\): (PASS|MISS), p99 ratio \d+\.\d\d, CPU per call ratio \d+\.\d\d;/);
+    // Issue 31 target 1, each verdict agreeing with its figure.
+    const target1 =
+      /issue 31 target 1, 2026-07-28: gateway\/reframer p50 ratio (\d+\.\d\d) \(target <= 1\.15\): (PASS|MISS); gateway\/direct p50 ratio (\d+\.\d\d) \(target <= 1\.25\): (PASS|MISS); the gateway's own CPU per call \(gateway minus forwarder\) (-?\d+\.\d{3}) ms \(target <= 0\.15 ms\): (PASS|MISS)$/m.exec(
+        stdout,
+      );
+    expect(target1, stdout).not.toBeNull();
+    const [, reframer, reframerVerdict, direct, directVerdict, own, ownVerdict] = target1 as RegExpExecArray;
+    expect(reframerVerdict).toBe(Number(reframer) <= 1.15 ? "PASS" : "MISS");
+    expect(directVerdict).toBe(Number(direct) <= 1.25 ? "PASS" : "MISS");
+    expect(ownVerdict).toBe(Number(own) <= 0.15 ? "PASS" : "MISS");
     expect(stdout).toMatch(
       /stalls, gateway path one call at a time, 100 calls: max [\d.]+ ms, \d+ over 50 ms \(\d+ of them during a collection in the bench's own Node process\) \(the target, no stall by a collection, is judged on the next line\)/,
     );
