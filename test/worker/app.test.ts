@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
+import { isMcpUrl } from "../../worker/app";
 import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { binding, executionContext, untilAborted } from "./helpers/gateway";
@@ -186,5 +187,26 @@ describe("the gateway app", () => {
     expect(await messageOf(response)).toMatchObject({ result: { content: [{ type: "text", text: marker }] } });
     expect(requestLines().at(-1)).toMatchObject({ caller: "alice", slugs: ["echo"], method: "tools/call", tool: "echo", outcome: "ok", status: 200 });
     expect(logged.join("\n")).not.toContain(marker);
+  });
+});
+
+describe("the gateway's fetch: a POST to exactly /mcp skips the router", () => {
+  it("takes /mcp with or without a query string, on any origin, and nothing else", () => {
+    for (const url of ["https://gw.example.com/mcp", "https://gw.example.com/mcp?servers=echo", "http://127.0.0.1:8787/mcp?", "https://gw.example.com:443/mcp?servers=a,b&x=%2F"]) {
+      expect(isMcpUrl(url), url).toBe(true);
+    }
+    for (const url of [
+      "https://gw.example.com/",
+      "https://gw.example.com/mcp/",
+      "https://gw.example.com/mcpx",
+      "https://gw.example.com/MCP",
+      "https://gw.example.com/%6Dcp",
+      "https://gw.example.com/admin/mcp",
+      "https://gw.example.com//mcp",
+      "https://gw.example.com/mcp/../mcp",
+      "https://mcp.example.com/healthz",
+    ]) {
+      expect(isMcpUrl(url), url).toBe(false);
+    }
   });
 });
