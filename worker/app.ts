@@ -317,8 +317,8 @@ export function gatewayFor(parsed: RosterResult, { fastLane: lane = true }: Gate
   app.notFound(() => Response.json({ error: "not found" }, { status: 404 }));
   app.onError(() => rpcError(500, RpcCode.Internal, "internal error"));
 
-  // A POST to exactly /mcp, every call, skips the router: Hono's dispatch was a fifth of the gateway's own CPU on a call
-  // (docs/bench.md). Any other request, and any other spelling of the path, is Hono's, whose /mcp route is the same handler.
+  // A POST to exactly /mcp, every call, skips the router: Hono's dispatch was 6% of the isolate's busy time on a call
+  // (ARCHITECTURE.md §2). Any other request, and any other spelling of the path, is Hono's, whose /mcp route is the same handler.
   return {
     fetch(request, env, ctx) {
       if (request.method !== "POST" || !isMcpUrl(request.url)) return app.fetch(request, env, ctx);
