@@ -56,9 +56,24 @@ export interface DeployWorker {
  * official SDK and its WebAssembly (bundles/onepassword/wrangler.toml [env.connect]): 0.2 MiB gzipped instead of 4.2,
  * so it fits the Workers Free plan, and a mount seeded with a service-account token is refused there.
  */
-export const BUILD_CHOICES: Record<string, { config: string; choices: Record<string, string | undefined> }> = {
-  "--onepassword": { config: "bundles/onepassword/wrangler.toml", choices: { full: undefined, connect: "connect" } },
+export const BUILD_CHOICES: Record<string, { config: string; choices: Record<string, string | undefined>; unread?: Record<string, { secrets: readonly string[]; note: string }> }> = {
+  "--onepassword": {
+    config: "bundles/onepassword/wrangler.toml",
+    choices: { full: undefined, connect: "connect" },
+    unread: {
+      connect: {
+        secrets: ["OP_SERVICE_ACCOUNT_TOKEN"],
+        note: "the Connect-only build: a mount is served from its OP_CONNECT_HOST and OP_CONNECT_TOKEN, and one whose OP_SERVICE_ACCOUNT_TOKEN is set is refused (that token is read first): delete any such secret (`wrangler secret delete <NAME> -c bundles/onepassword/wrangler.toml`). Give --onepassword connect on every deploy: without it the full build goes up",
+      },
+    },
+  },
 };
+
+/** What a chosen build does not read of its bundle's secrets, and what an operator must know of it; undefined for the top level. */
+function unreadBy(w: { config: string; env?: string }): { secrets: readonly string[]; note: string } | undefined {
+  if (w.env === undefined) return undefined;
+  return Object.values(BUILD_CHOICES).find((c) => c.config === w.config)?.unread?.[w.env];
+}
 
 /** Reads `--onepassword connect` and the like into `envs` (config → wrangler environment); an error names the flag and its choices. */
 export function chooseBuild(flag: string, value: string | undefined, envs: Record<string, string>): string | undefined {
@@ -96,6 +111,8 @@ export interface Plan {
   placeholders: string[];
   /** Each Worker's size as its dry run reported it (only when the check built them). */
   sizes?: { worker: string; config: string; env?: string; size: WorkerSize }[];
+  /** What a chosen build changes for the operator (BUILD_CHOICES): printed, never a failure. */
+  notes?: string[];
   /** What deploys on one plan only: printed, never a failure. */
   warnings?: string[];
 }
@@ -372,6 +389,17 @@ export function planDeploy(root: string = ROOT, envs: Record<string, string> = {
     return { role: w.role, name: w.name, config: w.config, vars, rendered: fromRoster, ...(env === undefined ? {} : { env }) };
   });
 
+  // A chosen build that reads fewer of its bundle's secrets lists only those it reads (the 1Password Connect-only build).
+  const notes: string[] = [];
+  for (const w of workers) {
+    const unread = unreadBy(w);
+    if (unread === undefined) continue;
+    manifests.set(
+      w.name,
+      (manifests.get(w.name) ?? []).filter((name) => !unread.secrets.includes(name)),
+    );
+    notes.push(`${workerLabel(w)}: ${unread.note}`);
+  }
   const secrets = secretsFor(roster, workers, manifests, services);
   for (const w of workers) {
     const secretNames = new Set(secrets.filter((s) => s.config === w.config).map((s) => s.name));
@@ -392,7 +420,7 @@ export function planDeploy(root: string = ROOT, envs: Record<string, string> = {
     for (const [j, p] of (s.approvalUrlPrefixes ?? []).entries()) rosterPlaceholders(`servers[${i}].approvalUrlPrefixes[${j}]`, p);
     if (s.url !== undefined) rosterPlaceholders(`servers[${i}].url`, s.url);
   });
-  return { workers, secrets, errors, placeholders };
+  return { workers, secrets, errors, placeholders, ...(notes.length > 0 ? { notes } : {}) };
 }
 
 /**
@@ -480,6 +508,7 @@ export function report(plan: Plan, options: { remote?: (config: string) => Set<s
     for (const s of plan.sizes) lines.push(sizeFindings(workerLabel({ name: s.worker, config: s.config, ...(s.env === undefined ? {} : { env: s.env }) }), s.size).line);
     for (const w of plan.warnings ?? []) lines.push(`  ! ${w}`);
   }
+  for (const note of plan.notes ?? []) lines.push("", `Build chosen: ${note}`);
   if (plan.placeholders.length > 0) {
     lines.push("", "Placeholders to replace before `npm run deploy` (it refuses while any is left):");
     for (const p of plan.placeholders) lines.push(`  - ${p}`);

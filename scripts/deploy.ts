@@ -104,6 +104,14 @@ function main(argv: readonly string[]): number {
     }
   }
   const checked = refusal(root, true, envs);
+  // The build choices this deploy was given, for the commands it suggests next: a choice is not remembered between runs.
+  const chosen = Object.entries(BUILD_CHOICES)
+    .map(([flag, c]) => {
+      const env = envs[c.config];
+      const name = Object.entries(c.choices).find(([, e]) => e === env)?.[0];
+      return env === undefined || name === undefined ? "" : ` ${flag} ${name}`;
+    })
+    .join("");
   if ("lines" in checked) {
     process.stderr.write(`${checked.lines.join("\n")}\n`);
     return 1;
@@ -127,7 +135,7 @@ function main(argv: readonly string[]): number {
     process.stdout.write(
       dryRun
         ? `dry run done: ${steps.length} steps built, nothing uploaded\n`
-        : `deployed ${steps.length} steps. Next: seed any missing secret (npm run deploy:check -- --remote), then npm run smoke -- <gateway-url> <token>\n`,
+        : `deployed ${steps.length} steps. Next: seed any missing secret (npm run deploy:check -- --remote${chosen}), then npm run smoke -- <gateway-url> <token>\n`,
     );
     return 0;
   } finally {

@@ -29,7 +29,7 @@ export const CONNECT_ONLY: boolean = globalThis.STRAD_ONEPASSWORD_CONNECT_ONLY =
  */
 export function connectOnlyRefusal(tokenName = "OP_SERVICE_ACCOUNT_TOKEN"): string {
   const ns = tokenName.slice(0, tokenName.length - "OP_SERVICE_ACCOUNT_TOKEN".length);
-  return `this deployment's 1Password bundle is the Connect-only build (npm run deploy -- --onepassword connect), which has no service-account client, and this mount's ${tokenName} is set: seed ${ns}OP_CONNECT_HOST and ${ns}OP_CONNECT_TOKEN instead, or deploy the full build`;
+  return `this deployment's 1Password bundle is the Connect-only build (npm run deploy -- --onepassword connect), which has no service-account client, and this mount's ${tokenName} is set (it is read before Connect's): delete it and seed ${ns}OP_CONNECT_HOST and ${ns}OP_CONNECT_TOKEN, or deploy the full build`;
 }
 
 const loadSdk = (): Promise<SdkModule> => (globalThis.STRAD_ONEPASSWORD_CONNECT_ONLY ? Promise.reject(new OnePasswordError(connectOnlyRefusal())) : import("@1password/sdk"));

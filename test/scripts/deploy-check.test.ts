@@ -444,7 +444,21 @@ describe("issue 31: the 1Password bundle's build, chosen per deployment (--onepa
     const plain = planDeploy(ROOT);
     expect(plan.errors).toEqual(plain.errors);
     expect(plan.workers.filter((w) => w.env !== undefined).map((w) => [w.name, w.config, w.env])).toEqual([["strad-bundle-onepassword", OP, "connect"]]);
-    expect(plan.secrets).toEqual(plain.secrets);
+    expect(plain.notes).toBeUndefined();
+    expect(plan.notes).toEqual([expect.stringMatching(/^strad-bundle-onepassword \(bundles\/onepassword\/wrangler\.toml --env connect\): the Connect-only build: .*delete any such secret/)]);
+  });
+
+  it("lists no service-account token to seed for the Connect-only build, and every other secret as the full build does", () => {
+    // A roster whose 1Password mounts the Connect build serves: the checked-in one, and a second mount of its own.
+    const root = copyTree();
+    edit(root, "strad.config.yaml", (t) => `${t.trimEnd()}\n  - slug: vault\n    kind: bundle\n    bundle: ONEPASSWORD\n    path: /vault\n    entitlements: [user]\n`);
+    const plain = planDeploy(root).secrets;
+    const connect = planDeploy(root, { [OP]: "connect" }).secrets;
+    const names = (list: typeof plain) => list.filter((s) => s.config === OP).map((s) => s.name);
+    expect(names(plain)).toEqual(expect.arrayContaining(["VAULT__OP_SERVICE_ACCOUNT_TOKEN", "VAULT__OP_CONNECT_HOST", "VAULT__OP_CONNECT_TOKEN"]));
+    expect(names(connect).filter((n) => n.endsWith("OP_SERVICE_ACCOUNT_TOKEN"))).toEqual([]);
+    expect(names(connect)).toEqual(names(plain).filter((n) => !n.endsWith("OP_SERVICE_ACCOUNT_TOKEN")));
+    expect(connect.filter((s) => s.config !== OP)).toEqual(plain.filter((s) => s.config !== OP));
   });
 
   it("an environment that would deploy under another name is refused, naming it", () => {

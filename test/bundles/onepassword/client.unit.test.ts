@@ -53,7 +53,7 @@ describe("the Connect-only build's refusal (wrangler.toml [env.connect]; on work
       if (!found.ok || found.credentials.kind !== "service-account") throw new Error("expected service-account credentials");
       const ns = mount === SHARED_MOUNT ? "" : "ONEPASSWORD_TEAM__";
       const reason = connectOnlyRefusal(found.credentials.names.token);
-      expect(reason).toContain(`this mount's ${ns}OP_SERVICE_ACCOUNT_TOKEN is set: seed ${ns}OP_CONNECT_HOST and ${ns}OP_CONNECT_TOKEN instead`);
+      expect(reason).toContain(`this mount's ${ns}OP_SERVICE_ACCOUNT_TOKEN is set (it is read before Connect's): delete it and seed ${ns}OP_CONNECT_HOST and ${ns}OP_CONNECT_TOKEN`);
       expect(reason).toContain("npm run deploy -- --onepassword connect");
       expect(reason).not.toContain("ops_");
     }

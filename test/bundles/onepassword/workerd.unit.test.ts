@@ -171,7 +171,7 @@ describe("the Connect-only build on workerd (wrangler.toml [env.connect])", { ti
     const before = outbound.length;
     const text = await call(only, "onepassword", "onepassword_list_vaults", {});
     expect(text).toBe(
-      "Refused: this deployment's 1Password bundle is the Connect-only build (npm run deploy -- --onepassword connect), which has no service-account client, and this mount's ONEPASSWORD__OP_SERVICE_ACCOUNT_TOKEN is set: seed ONEPASSWORD__OP_CONNECT_HOST and ONEPASSWORD__OP_CONNECT_TOKEN instead, or deploy the full build. Nothing was read, revealed or written.",
+      "Refused: this deployment's 1Password bundle is the Connect-only build (npm run deploy -- --onepassword connect), which has no service-account client, and this mount's ONEPASSWORD__OP_SERVICE_ACCOUNT_TOKEN is set (it is read before Connect's): delete it and seed ONEPASSWORD__OP_CONNECT_HOST and ONEPASSWORD__OP_CONNECT_TOKEN, or deploy the full build. Nothing was read, revealed or written.",
     );
     expect(outbound.slice(before)).toEqual([]);
   });
