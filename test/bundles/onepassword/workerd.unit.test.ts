@@ -24,10 +24,10 @@ type Runtime = { url: string; miniflare: { dispatchFetch: (url: string, init: Re
 let built: Record<string, unknown>;
 const runtimes: Runtime[] = [];
 
-/** The bundle alone in a runtime with these variables and no network: the Connect fake answers its own host, everything else is recorded and refused. */
-async function start(bindings: Record<string, string>): Promise<Runtime> {
+/** The bundle (`build`: the full one by default) alone in a runtime with these variables and no network: the Connect fake answers its own host, everything else is recorded and refused. */
+async function start(bindings: Record<string, string>, build: Record<string, unknown> = built): Promise<Runtime> {
   // No gateway here, so no CallRegistry binding (nothing in these tests writes).
-  const { durableObjects: _calls, ...worker } = built;
+  const { durableObjects: _calls, ...worker } = build;
   const runtime = (await startRuntime([
     // The runtime's URL reaches the bundle as the gateway's binding does: a bundle answers nothing else (R-CHAN-13).
     gatewayStandIn(worker),
@@ -134,27 +134,14 @@ describe("the Connect-only build on workerd (wrangler.toml [env.connect])", { ti
   const connectOut = mkdtempSync(join(tmpdir(), "strad-onepassword-connect-"));
   let only: Runtime;
   beforeAll(async () => {
-    const options = buildWorker("bundles/onepassword/wrangler.toml", { into: connectOut, env: "connect" });
-    const { durableObjects: _calls, ...worker } = options;
-    const runtime = (await startRuntime([
-      gatewayStandIn(worker),
+    only = await start(
       {
-        ...worker,
-        bindings: {
-          ONEPASSWORD__OP_SERVICE_ACCOUNT_TOKEN: WELL_FORMED,
-          ONEPASSWORD_PROVISIONING__OP_CONNECT_HOST: "https://connect.strad.test/onepassword",
-          ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN: PROVISIONING_TOKEN,
-        },
-        outboundService: async (request: Request) => {
-          const url = new URL(request.url);
-          if (url.host === "connect.strad.test") return connect.app.fetch(new Request(request.url.replace("https://connect.strad.test/onepassword", "http://connect"), request));
-          outbound.push(`${request.method} ${url.origin}${url.pathname}`);
-          throw new Error("no network in this test");
-        },
+        ONEPASSWORD__OP_SERVICE_ACCOUNT_TOKEN: WELL_FORMED,
+        ONEPASSWORD_PROVISIONING__OP_CONNECT_HOST: "https://connect.strad.test/onepassword",
+        ONEPASSWORD_PROVISIONING__OP_CONNECT_TOKEN: PROVISIONING_TOKEN,
       },
-    ])) as Runtime;
-    runtimes.push(runtime);
-    only = runtime;
+      buildWorker("bundles/onepassword/wrangler.toml", { into: connectOut, env: "connect" }),
+    );
   }, 180_000);
   afterAll(() => rmSync(connectOut, { recursive: true, force: true }));
 
