@@ -86,6 +86,16 @@ export function chooseBuild(flag: string, value: string | undefined, envs: Recor
   return undefined;
 }
 
+/** The build flags that give `envs` back (` --onepassword connect`), for a command suggested to run next: a choice is not remembered. */
+export function buildFlags(envs: Record<string, string>): string {
+  return Object.entries(BUILD_CHOICES)
+    .map(([flag, c]) => {
+      const name = Object.entries(c.choices).find(([, env]) => env !== undefined && env === envs[c.config])?.[0];
+      return name === undefined ? "" : ` ${flag} ${name}`;
+    })
+    .join("");
+}
+
 /** `--env NAME` for a Worker whose deployment chose an environment. */
 export function envArgs(w: { env?: string }): string[] {
   return w.env === undefined ? [] : ["--env", w.env];

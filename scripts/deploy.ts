@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BUILD_CHOICES, buildProblems, chooseBuild, type DeployWorker, envArgs, planDeploy, varArgs } from "./deploy-check";
+import { BUILD_CHOICES, buildFlags, buildProblems, chooseBuild, type DeployWorker, envArgs, planDeploy, varArgs } from "./deploy-check";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT } from "./workers.mjs";
 
@@ -104,14 +104,7 @@ function main(argv: readonly string[]): number {
     }
   }
   const checked = refusal(root, true, envs);
-  // The build choices this deploy was given, for the commands it suggests next: a choice is not remembered between runs.
-  const chosen = Object.entries(BUILD_CHOICES)
-    .map(([flag, c]) => {
-      const env = envs[c.config];
-      const name = Object.entries(c.choices).find(([, e]) => e === env)?.[0];
-      return env === undefined || name === undefined ? "" : ` ${flag} ${name}`;
-    })
-    .join("");
+  const chosen = buildFlags(envs);
   if ("lines" in checked) {
     process.stderr.write(`${checked.lines.join("\n")}\n`);
     return 1;

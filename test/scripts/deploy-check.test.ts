@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  buildFlags,
   buildProblems,
   buildWorkers,
   chooseBuild,
@@ -432,6 +433,9 @@ describe("issue 31: the 1Password bundle's build, chosen per deployment (--onepa
     const envs: Record<string, string> = {};
     expect(chooseBuild("--onepassword", "connect", envs)).toBeUndefined();
     expect(envs).toEqual({ [OP]: "connect" });
+    // The flags that give the choice back, for the command deploy suggests next; the full build needs none.
+    expect(buildFlags(envs)).toBe(" --onepassword connect");
+    expect(buildFlags({})).toBe("");
     expect(chooseBuild("--onepassword", "full", envs)).toBeUndefined();
     expect(envs).toEqual({});
     for (const wrong of ["Connect", "sdk", "", undefined]) expect(chooseBuild("--onepassword", wrong, envs)).toBe("--onepassword takes one of: full, connect");

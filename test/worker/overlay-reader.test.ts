@@ -49,6 +49,17 @@ function reader(store: HeldStore) {
 /** Lets the reads just asked for reach the object (the bounded read asks it a microtask later). */
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
+/** A reader whose first view (version 0) was read and released: the isolate's state once warm. */
+async function warmed(store: HeldStore) {
+  const warm = reader(store);
+  const first = warm.view();
+  await flush();
+  expect(store.held).toHaveLength(1);
+  store.held[0]?.release();
+  expect((await first).version).toBe(0);
+  return warm;
+}
+
 /** Whether `p` settled after the microtasks queued now have run (nothing else is released meanwhile). */
 async function settled(p: Promise<EffectiveView>): Promise<EffectiveView | "pending"> {
   const pending = Symbol("pending");
@@ -59,12 +70,7 @@ async function settled(p: Promise<EffectiveView>): Promise<EffectiveView | "pend
 describe("the overlay reader", () => {
   it("while one request's read is in flight, every other request is served the view it will replace, without waiting on it", async () => {
     const store = new HeldStore();
-    const { clock, view } = reader(store);
-    const first = view();
-    await flush();
-    expect(store.held).toHaveLength(1);
-    store.held[0]?.release();
-    expect((await first).version).toBe(0);
+    const { clock, view } = await warmed(store);
 
     // The view turns stale: the next request reads, and a write lands at the object meanwhile.
     clock.t += OVERLAY_TTL_MS;
@@ -92,10 +98,7 @@ describe("the overlay reader", () => {
 
   it("a request whose only view is older than OVERLAY_TTL_MS plus one bounded read reads for itself, and never waits on another's read", async () => {
     const store = new HeldStore();
-    const { clock, view } = reader(store);
-    const first = view();
-    store.held[0]?.release();
-    await first;
+    const { clock, view } = await warmed(store);
     // A refresh starts just before the view passes the bound (the isolate was idle until then).
     clock.t = 1_000_000 + OVERLAY_TTL_MS + OVERLAY_READ_TIMEOUT_MS - 1;
     store.version = 1;
@@ -131,10 +134,7 @@ describe("the overlay reader", () => {
 
   it("under steady traffic reads the object once per OVERLAY_TTL_MS, however many requests arrive during the read", async () => {
     const store = new HeldStore();
-    const { clock, view } = reader(store);
-    const first = view();
-    store.held[0]?.release();
-    await first;
+    const { clock, view } = await warmed(store);
     for (let round = 1; round <= 5; round++) {
       clock.t = 1_000_000 + round * OVERLAY_TTL_MS;
       const refresher = view();
@@ -153,10 +153,7 @@ describe("the overlay reader", () => {
 
   it("a read that never answers stops counting as the isolate's refresh after OVERLAY_READ_TIMEOUT_MS: the next request refreshes", async () => {
     const store = new HeldStore();
-    const { clock, view } = reader(store);
-    const first = view();
-    store.held[0]?.release();
-    await first;
+    const { clock, view } = await warmed(store);
     clock.t = 1_000_000 + OVERLAY_TTL_MS;
     void view();
     await flush();

@@ -47,6 +47,17 @@ describe("the 1Password bundle on the lane", () => {
     Object.assign(env, { OP_CONNECT_HOST: fake.host, OP_CONNECT_TOKEN: SHARED_TOKEN, ONEPASSWORD_TEAM__OP_CONNECT_HOST: `${CLOSED}/onepassword`, ONEPASSWORD_TEAM__OP_CONNECT_TOKEN: SHARED_TOKEN });
   });
   const github = { vault_id: IDS.engineering, item_id: IDS.github };
+
+  /** Outbound held to the fake and the closed port, each ignored-switch warning counted as "warned", every mount's table learnt. */
+  async function warmedCountingWarnings(): Promise<Map<string, number>> {
+    unexpected = onlyOrigins(fake.origin, CLOSED);
+    const runs = new Map<string, number>();
+    vi.spyOn(console, "warn").mockImplementation((line: unknown) => {
+      if (String(line).includes('"onepassword_variable_ignored"')) runs.set("warned", (runs.get("warned") ?? 0) + 1);
+    });
+    for (const path of ["/onepassword", "/onepassword-team", "/onepassword-none"]) await answer(lanes.on, list(path), env);
+    return runs;
+  }
   const CALLS: Raw[] = [
     call("/onepassword", "onepassword_list_vaults", {}),
     call("/onepassword", "onepassword_list_items", { vault_id: IDS.engineering }),
@@ -65,12 +76,7 @@ describe("the 1Password bundle on the lane", () => {
   ];
 
   it("answers every call as the SDK does, takes the reads with good arguments without an SDK server, and warns once per call on either path", async () => {
-    unexpected = onlyOrigins(fake.origin, CLOSED);
-    const runs = new Map<string, number>();
-    vi.spyOn(console, "warn").mockImplementation((line: unknown) => {
-      if (String(line).includes('"onepassword_variable_ignored"')) runs.set("warned", (runs.get("warned") ?? 0) + 1);
-    });
-    for (const path of ["/onepassword", "/onepassword-team", "/onepassword-none"]) await answer(lanes.on, list(path), env);
+    const runs = await warmedCountingWarnings();
     const taken: string[] = [];
     const texts: string[] = [];
     for (const raw of CALLS) {
@@ -95,12 +101,7 @@ describe("the 1Password bundle on the lane", () => {
   });
 
   it("takes the reads as a gated mount's hop sends them (the gateway's progress token and channel), answering as the SDK does", async () => {
-    unexpected = onlyOrigins(fake.origin, CLOSED);
-    const runs = new Map<string, number>();
-    vi.spyOn(console, "warn").mockImplementation((line: unknown) => {
-      if (String(line).includes('"onepassword_variable_ignored"')) runs.set("warned", (runs.get("warned") ?? 0) + 1);
-    });
-    for (const path of ["/onepassword", "/onepassword-team", "/onepassword-none"]) await answer(lanes.on, list(path), env);
+    const runs = await warmedCountingWarnings();
     const reads = [0, 1, 3, 5, 12, 13].map((i) => onGatedHop(CALLS[i] as Raw));
     // A guarded tool on the same hop stays the SDK's; its channel here is a refusal, so nobody is asked.
     const guarded = onGatedHop(CALLS[6] as Raw, { slug: "onepassword", refused: "no approval URL", caller: "dev-session" });
