@@ -1,7 +1,7 @@
 // What a create request must look like (docs/rules.md R-APPR-8): form mode, a message of at most 48 KiB, a flat
 // object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
 // Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_FORM_PROPERTIES, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, MAX_PROMPT_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
 
 // The list caps are contract/elicitation.ts's, which the kit's form builder holds to as well (R-EDIT-2).

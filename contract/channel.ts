@@ -1,6 +1,6 @@
 // The approval channel the gateway puts on a confirmed tools/call, under _meta["dev.strad/elicitation"].
 // Core never forwards a client's own _meta, so a bundle can treat this key as the gateway's word (docs/rules.md R-FWD-2).
-import { z } from "zod";
+import * as z from "zod";
 
 export { APPROVER_META_KEY, CALLER_ID, CHANNEL_META_KEY, DECIDED_AT_META_KEY } from "./channel-keys";
 

@@ -1,6 +1,6 @@
 // The roster (strad.config.yaml): one zod schema, with every cross-field rule (docs/rules.md R-CONF-1).
 // The JSON Schema for editors and the config reference are generated from this file.
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING, MIN_MAX_REQUEST_BYTES } from "../contract/body";
 import { isReservedChannelHeader, RESERVED_CHANNEL_HEADERS } from "../contract/elicitation";
 import { MAX_SLUG_CHARS, slugNamespace } from "../contract/slug";

@@ -4,7 +4,7 @@
 // every bundle and through the kit: no usable channel, no tool (docs/rules.md R-FLOW-1). Results are JSON, in the
 // shapes bundles/approval-flow/README.md lists.
 import { type CallToolResult, inputRequired, McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { META_REVIEW_URL } from "../../contract/elicitation";
 import { slugNamespace } from "../../contract/slug";
 import { isSecureOrLoopback } from "../../contract/url-policy";

@@ -3,7 +3,7 @@
 // the retry answers with what the client said. It reads and writes nothing, and it is served only where the dev
 // stack turns it on (ECHO_DEMO_ASK=1 in bundles/echo/.dev.vars), so no deployed echo mount lists it.
 import { type CallToolResult, createRequestStateCodec, type InputRequiredResult, inputRequired, inputResponse, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { jsonSchemaOnce, type ToolEntry } from "../kit/tools";
 
 /** The demo is served only with this switch on (bundles/echo/.dev.vars.example). */

@@ -1,6 +1,6 @@
 // A guarded demo tool: demo_write records a note at the fakes' recorder, and always asks first. Its
 // "write" goes through the kit's send gate like a real send would, so the e2e suite can count writes.
-import { z } from "zod";
+import * as z from "zod";
 import { always, type Guard, guardedTool } from "../kit/guard";
 import { currentScope } from "../kit/scope";
 import { jsonSchemaOnce, type ToolEntry } from "../kit/tools";

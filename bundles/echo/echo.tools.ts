@@ -1,6 +1,6 @@
 // The echo bundle's tools: read-only helpers that make the whole gateway path real and testable.
 import { type CallToolResult, McpServer, type ServerContext } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import type { CallRegistryNamespace } from "../../contract/call-registry";
 import { CHANNEL_META_KEY, ChannelSchema } from "../../contract/channel";
 import { slugNamespace } from "../../contract/slug";

@@ -1,7 +1,7 @@
 // The mailbox object the tools are handed: the mount's Gmail client, its reads tied to the call's signal,
 // and its writes through the kit's send gate, each bound to the message it carries. The gate decides; a
 // send also needs a person's yes (or the waiver), and its token is minted only once the gate let it through.
-import { z } from "zod";
+import * as z from "zod";
 import type { FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite, type WriteOptions, type WriteWords } from "../kit/gate";
 import { currentScope } from "../kit/scope";

@@ -2,7 +2,7 @@
 // thread, the attachments' bytes, or a saved draft read from Gmail), what the person is shown, what the
 // approval is bound to, and the send itself through the mailbox's gated send.
 
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from "../../contract/body";
 import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
 import type { Editable } from "../kit/edits";

@@ -4,7 +4,7 @@
 // its tool groups (bundle.json's toolGroups, from <MOUNT>__GMAIL_ENABLED_TOOLGROUPS; R-GMAIL-1): any other tool is
 // neither listed nor callable on it.
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { always, type DeclaredAnnotations, guardedTool, never } from "../kit/guard";
 import { toolGroupsFor } from "../kit/tool-groups";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";

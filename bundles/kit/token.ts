@@ -7,7 +7,7 @@
 // says what the token proves, "the call was made twice with the same arguments, and nothing more", and names the
 // slug that did not ask, never the client. Gmail and 1Password never opt in: they refuse without a channel.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { type CallRegistryNamespace, TOKEN_PATTERN, TOKEN_TTL_MS, type TokenBinding, type TokenCheck } from "../../contract/call-registry";
 import type { CallRef } from "../../contract/channel";
 import { type AuditReason, audit } from "./audit";

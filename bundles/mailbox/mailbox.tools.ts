@@ -5,7 +5,7 @@
 // Approvals bind the exact UID set, the UIDVALIDITY and both mailboxes (mailbox.guard.ts); writes leave only
 // through the kit's send gate. No tool takes a user, password or host: the mount's variables hold them (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { callRefOf } from "../kit/confirm";
 import { fingerprint as digest, type FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";

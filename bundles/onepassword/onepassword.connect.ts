@@ -4,7 +4,7 @@
 // write (a create) leaves only through the kit's send gate, its token added once the gate let it through.
 // No request follows a redirect, and every failure names a status or a reason, never a byte of Connect's body.
 // Connect has no share endpoint, so this client cannot share (docs/rules.md R-OP-8).
-import { z } from "zod";
+import * as z from "zod";
 import { readCappedText } from "../../contract/body";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import { GateRefusal } from "../kit/gate";

@@ -3,7 +3,7 @@
 // batch (docs/rules.md R-OP-2, R-OP-7). Which client serves the mount (the service account's SDK or Connect) is
 // the client module's business: the tools see one interface. No tool takes a user, token or host (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { type Editable, type EditValue, planEdits } from "../kit/edits";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { WriteOptions, WriteWords } from "../kit/gate";

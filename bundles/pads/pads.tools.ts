@@ -7,7 +7,7 @@
 // (R-PAD-4). Both guarded tools fall back to the two-call token where the slug allows it (R-PAD-7). No tool takes a
 // user, token or host: the two-call token is this server's own, handed out by its first call (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import type { EditPlan } from "../kit/edits";
 import type { FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal } from "../kit/gate";
