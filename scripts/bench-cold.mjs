@@ -4,8 +4,9 @@
 // Worker under each bundle's service name, a bundle behind a forwarder carrying the gateway's binding props. The
 // figure is runtime start to the first successful answer of a cheap request (the gateway's and the approval service's
 // GET /healthz, a bundle's tools/list on its first dev mount), minus the same for a trivial stand-in under the same
-// name in the same runtime, started right beside it: what is left is the Worker's own start (reading and evaluating
-// its modules, and its first request), not workerd's or Miniflare's. workerd evaluates a Worker's global scope before
+// name, with the same bindings, in the same runtime, started right beside it: what is left is the Worker's own start
+// (reading, compiling and evaluating its modules, and its first request), not workerd's or Miniflare's, nor the setting
+// up of its bindings and Durable Object storage, which a deployed Worker's start does not pay. workerd evaluates a Worker's global scope before
 // it listens, and V8 inside it freezes the clock while a script runs, so wall time from outside is the measure.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,14 +21,61 @@ export const COLD_START_TARGET_MS = 100;
 /** Cloudflare's Worker startup time limit (developers.cloudflare.com/workers/platform/limits), every plan. */
 export const PLATFORM_START_LIMIT_MS = 1000;
 
-/** The trivial Worker that stands in for `worker` (same name and compatibility) and answers any request as a success. */
-export const standIn = (worker) => ({
-  name: worker.name,
+const TRIVIAL = 'export default { fetch: () => Response.json({ jsonrpc: "2.0", id: 1, result: {} }) };';
+
+/** A trivial Worker under `name` (a bundle the gateway binds to, as the gateway's start sees it): answers any request as a success. */
+export const trivialWorker = (name, like) => ({
+  name,
   modules: true,
-  script: 'export default { fetch: () => Response.json({ jsonrpc: "2.0", id: 1, result: {} }) };',
-  compatibilityDate: worker.compatibilityDate,
-  compatibilityFlags: worker.compatibilityFlags,
+  script: TRIVIAL,
+  compatibilityDate: like.compatibilityDate,
+  compatibilityFlags: like.compatibilityFlags,
 });
+
+/** Classes the stand-in must export: the Durable Objects `worker` defines itself (not another Worker's). */
+const ownObjectClasses = (worker) => [
+  ...new Set(
+    Object.values(worker.durableObjects ?? {})
+      .map((d) => (typeof d === "string" ? d : d.scriptName === undefined ? d.className : undefined))
+      .filter((c) => typeof c === "string"),
+  ),
+];
+
+/** Module types whose bytes the runtime compiles as code or reads as text; the rest (WebAssembly, data) are bytes. */
+const SOURCE_TYPES = new Set(["ESModule", "CommonJS", "Text"]);
+
+/** Bytes of `worker`'s modules as handed to the runtime: `[source, binary]`. */
+const moduleBytes = (worker) => {
+  let source = 0;
+  let binary = 0;
+  for (const m of worker.modules) {
+    if (SOURCE_TYPES.has(m.type)) source += m.contents.byteLength;
+    else binary += m.contents.byteLength;
+  }
+  return [source, binary];
+};
+
+/**
+ * The trivial Worker that stands in for `worker`: the same name, compatibility and bindings (its Durable Object
+ * namespaces, services, variables and secrets, so workerd sets up the same storage and bindings for both), a script
+ * of a few lines that answers any request as a success and exports a stub for each of its Durable Object classes,
+ * padded to as many bytes as `worker`'s modules: a comment for its source, a data module (bytes workerd only holds) for
+ * its WebAssembly. Miniflare's encoding of a module's bytes into workerd's config grows with their size faster than
+ * linearly (capnp-es grows its one segment by copying it): a stand-in carrying a 167 KiB comment started 57 ms later
+ * than a bare one through Miniflare, 4 ms later straight on workerd. That is a cost of the local harness no deployed
+ * Worker pays; with the same bytes on both sides it cancels, and what differs is compiling and evaluating the Worker's
+ * modules (its WebAssembly included) and its first answer.
+ */
+export function standIn(worker) {
+  const { modules, modulesRules: _rules, scriptPath: _path, script: _script, ...bindings } = worker;
+  const stubs = ownObjectClasses(worker).map((c) => `export class ${c} { fetch() { return new Response(null, { status: 204 }); } }`);
+  const code = [TRIVIAL, ...stubs].join("\n");
+  const [source, binary] = moduleBytes(worker);
+  const padding = Math.max(0, source - Buffer.byteLength(code) - 5);
+  const entry = { type: "ESModule", path: modules[0].path, contents: Buffer.from(`${code}\n/*${" ".repeat(padding)}*/`) };
+  const data = binary === 0 ? [] : [{ type: "Data", path: join(worker.modulesRoot, "stand-in-padding.bin"), contents: Buffer.alloc(binary) }];
+  return { ...bindings, modules: [entry, ...data] };
+}
 
 /** The median (the lower middle one of an even count) and the max of `values`. */
 export function medianAndMax(values) {
@@ -129,7 +177,7 @@ export function coldSubjects(into) {
   const bindingOf = new Map(Object.entries(gateway.serviceBindings ?? {}).map(([binding, s]) => [binding, typeof s === "object" ? s?.name : s]));
   const subjects = [];
   // The gateway's bundles answer as trivial Workers: only the gateway's own start is measured.
-  const stubs = [...new Set(bindingOf.values())].filter((n) => typeof n === "string").map((name) => standIn({ ...gateway, name }));
+  const stubs = [...new Set(bindingOf.values())].filter((n) => typeof n === "string").map((name) => trivialWorker(name, gateway));
   subjects.push({ worker: gateway, label: "GET /healthz", request: healthz, target: COLD_START_TARGET_MS, runtime: (entry) => [entry, ...stubs] });
   for (const b of found.bundles) {
     const bundle = withListedModules(withoutForeignObjects(buildWorker(b.config, { into })));

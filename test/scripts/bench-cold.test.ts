@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { COLD_START_TARGET_MS, coldVerdict, medianAndMax, PLATFORM_START_LIMIT_MS, pickSubjects } from "../../scripts/bench-cold.mjs";
+import { COLD_START_TARGET_MS, coldVerdict, medianAndMax, PLATFORM_START_LIMIT_MS, pickSubjects, standIn } from "../../scripts/bench-cold.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { discoverWorkers } from "../../scripts/workers.mjs";
 
@@ -29,6 +29,57 @@ describe("BENCH_COLD_ONLY", () => {
 
   it("a word no Worker's name holds is an error naming it, not a run that measures less than asked", () => {
     expect(() => names("echo,pads,mail")).toThrow('BENCH_COLD_ONLY: no Worker\'s name holds "pads", "mail"');
+  });
+});
+
+describe("the stand-in a Worker's start is measured against", () => {
+  type Module = { type: string; path: string; contents: Buffer };
+  const worker = {
+    name: "strad-bundle-x",
+    compatibilityDate: "2026-04-26",
+    compatibilityFlags: ["nodejs_compat"],
+    modulesRoot: "/build/x",
+    scriptPath: "/build/x/x.app.js",
+    modulesRules: [{ type: "ESModule", include: ["**/*.js"] }],
+    modules: [
+      { type: "ESModule", path: "/build/x/x.app.js", contents: Buffer.from("export default {};".repeat(4000)) },
+      { type: "Text", path: "/build/x/page.html", contents: Buffer.from("<p>é</p>".repeat(300)) },
+      { type: "CompiledWasm", path: "/build/x/core.wasm", contents: Buffer.alloc(70_001, 1) },
+    ],
+    durableObjects: { CALLS: { className: "CallRegistry", useSQLite: true }, OTHER: { className: "Overlay", scriptName: "strad-gateway" }, OLD: "Legacy" },
+    serviceBindings: { BUNDLE: { name: "strad-bundle-y", props: { token: "t" } } },
+    bindings: { GREETING: "hi" },
+  };
+  const modulesOf = (w: unknown) => (w as { modules: Module[] }).modules;
+  const bytes = (ms: Module[], kind: (m: Module) => boolean) => ms.filter(kind).reduce((n, m) => n + m.contents.byteLength, 0);
+  const isSource = (m: Module) => ["ESModule", "CommonJS", "Text"].includes(m.type);
+
+  it("carries as many bytes as the Worker's modules, source as source and WebAssembly as data, so Miniflare's cost of them cancels", () => {
+    const stand = modulesOf(standIn(worker));
+    expect(bytes(stand, isSource)).toBe(bytes(worker.modules, isSource));
+    expect(bytes(stand, (m) => !isSource(m))).toBe(70_001);
+    expect(stand.map((m) => m.type)).toEqual(["ESModule", "Data"]);
+    // Its entry stands where the Worker's did, and the padding beside it.
+    expect(stand.map((m) => m.path)).toEqual(["/build/x/x.app.js", "/build/x/stand-in-padding.bin"]);
+    // Without WebAssembly there is no data module, and a Worker smaller than the stand-in's own lines is not padded.
+    const small = { ...worker, modules: [{ type: "ESModule", path: "/build/x/x.app.js", contents: Buffer.from("export default {};") }] };
+    const [entry, ...rest] = modulesOf(standIn(small));
+    expect(rest).toEqual([]);
+    expect(entry?.contents.toString("utf8")).toMatch(/\n\/\*\*\/$/);
+  });
+
+  it("keeps the Worker's name, compatibility and bindings, and exports a stub for each Durable Object class it defines itself", () => {
+    const stand = standIn(worker) as Record<string, unknown>;
+    for (const key of ["name", "compatibilityDate", "compatibilityFlags", "modulesRoot", "durableObjects", "serviceBindings", "bindings"])
+      expect(stand[key], key).toEqual(worker[key as keyof typeof worker]);
+    expect(stand.scriptPath).toBeUndefined();
+    expect(stand.modulesRules).toBeUndefined();
+    const code = modulesOf(stand)[0]?.contents.toString("utf8");
+    expect(code).toContain("export default { fetch:");
+    expect(code).toContain("export class CallRegistry {");
+    expect(code).toContain("export class Legacy {");
+    // Another Worker's class is that Worker's to export.
+    expect(code).not.toContain("class Overlay");
   });
 });
 
