@@ -128,6 +128,10 @@ preview_urls = false
 # from .dev.vars beside this file (a copy of .dev.vars.example; wrangler dev reads the .dev.vars next to each
 # config). In production set it under [vars] or as a secret; a credential goes per slug, as <SLUG>__NAME.
 
+# The MCP SDK's schemas are built on first use, not at the Worker's start (bundles/echo/wrangler.toml says why).
+[alias]
+"@modelcontextprotocol/server/_shims" = "../../node_modules/@modelcontextprotocol/server/dist/shimsBrowser.mjs"
+
 # The audit trail (docs/audit.md) is this Worker's console output, one JSON line per decision: Workers Logs
 # keeps every line. Invocation logs stay off: they would record the gateway's requests' headers.
 [observability]
