@@ -3,7 +3,7 @@
 // started in a fresh runtime (startRuntime, V8 as deployed) with what it needs to answer: the gateway with a trivial
 // Worker under each bundle's service name, a bundle behind a forwarder carrying the gateway's binding props. The
 // figure is runtime start to the first successful answer of a cheap request (the gateway's and the approval service's
-// GET /healthz, a bundle's tools/list on its first dev mount), minus the same for a trivial stand-in under the same
+// GET /healthz, a bundle's tools/list on its first dev mount, in 2026-07-28 as the gateway sends it), minus the same for a trivial stand-in under the same
 // name, with the same bindings, in the same runtime, started right beside it: what is left is the Worker's own start
 // (reading, compiling and evaluating its modules, and its first request), not workerd's or Miniflare's, nor the setting
 // up of its bindings and Durable Object storage, which a deployed Worker's start does not pay. workerd evaluates a Worker's global scope before
@@ -154,11 +154,19 @@ const healthz = async (url) => {
   return response.status === 200 ? undefined : `GET /healthz answered HTTP ${response.status}`;
 };
 
+/** What the gateway speaks to its bundles (worker/upstream.ts UPSTREAM_REVISION), and the envelope it sends on every request. */
+const MODERN = "2026-07-28";
+const MODERN_ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN,
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "strad-gateway", version: "0.1.0" },
+};
+
 const toolsList = (mount) => async (url) => {
   const response = await fetch(`${url}${mount}`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", "accept-encoding": "identity" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/list", "accept-encoding": "identity" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: MODERN_ENVELOPE } }),
   });
   const text = await response.text();
   // The status only: an answer's body is never echoed into an error.
