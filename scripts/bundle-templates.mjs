@@ -53,7 +53,7 @@ export default serveBundle({ manifest, server: ${factory} });
     [`${dir}/${name}.tools.ts`]: `// The ${name} bundle's tools: hello reads and answers at once; write_note writes, so it asks a person first and
 // its request leaves only through the kit's send gate. bundles/README.md says what every tool must declare.
 import { McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import type { FingerprintInput } from "../kit/fingerprint";
 import { always, guardedTool } from "../kit/guard";
 import { currentScope } from "../kit/scope";

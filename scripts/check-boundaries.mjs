@@ -74,21 +74,26 @@ function heavyLoads({ path, text }) {
   return found;
 }
 
-/** `import { z } from "zod"` (or `{ z as … }`, or the default export): the one object that carries every locale. */
-const ZOD_OBJECT = /(?:^|[\s;])import\s+(?:type\s+)?(?:([A-Za-z_$][\w$]*)\s*,?\s*)?(\{[^}]*\})?\s*from\s*["'](zod(?:\/v4)?)["']/gm;
+/**
+ * `import { z } from "zod"` (or `{ z as … }`, or the default export), and the same re-exported (`export { z } from
+ * "zod"`): the one object that carries every locale. A type-only import or export brings no value in.
+ */
+const ZOD_OBJECT = /(?:^|[\s;])(import|export)\s+(type\s+)?(?:([A-Za-z_$][\w$]*)\s*,?\s*)?(\{[^}]*\})?\s*from\s*["'](zod(?:\/v4)?)["']/gm;
 
-/** Every import of zod's `z` object or default export (see the header), as messages. */
+/** Every import or re-export of zod's `z` object or default export (see the header), as messages. */
 function zodObjects({ path, text }) {
   const found = [];
   for (const m of text.matchAll(ZOD_OBJECT)) {
-    if (/^\s*import\s+type\b/.test(m[0])) continue;
-    const members = (m[2] ?? "")
+    const [, keyword, typeOnly, defaultName, clause, spec] = m;
+    if (typeOnly !== undefined) continue;
+    const members = (clause ?? "")
       .replace(/[{}]/g, "")
       .split(",")
       .map((x) => x.trim())
       .filter((x) => x !== "" && !x.startsWith("type "));
-    if (m[1] !== undefined || members.some((x) => x === "z" || x.startsWith("z ") || x === "default" || x.startsWith("default ")))
-      found.push(`${path} imports zod's z object from "${m[3]}": it carries every locale into the build; import * as z from "${m[3]}"`);
+    const byDefault = keyword === "import" && defaultName !== undefined;
+    if (byDefault || members.some((x) => x === "z" || x.startsWith("z ") || x === "default" || x.startsWith("default ")))
+      found.push(`${path} ${keyword}s zod's z object from "${spec}": it carries every locale into the build; import * as z from "${spec}"`);
   }
   return found;
 }

@@ -4,7 +4,7 @@
 //   /onepassword/   a 1Password Connect server (onepassword/connect.fake.ts)
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { gmailFake } from "./gmail/gmail.fake";
 import { connectFake } from "./onepassword/connect.fake";
 

@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, startRuntime } from "../../scripts/bench-runtime.mjs";
 // @ts-expect-error: a plain ES module without types
+import { scaffoldFiles } from "../../scripts/bundle-templates.mjs";
+// @ts-expect-error: a plain ES module without types
+import { violations } from "../../scripts/check-boundaries.mjs";
+// @ts-expect-error: a plain ES module without types
 import { nameProblems } from "../../scripts/new-bundle.mjs";
 // @ts-expect-error: a plain ES module without types
 import { discoverWorkers } from "../../scripts/workers.mjs";
@@ -76,6 +80,10 @@ describe("new-bundle demo2", () => {
     expect(await run(join(ROOT, "node_modules/.bin/tsc"), "-p", "tsconfig.demo2.json")).toMatchObject({ status: 0, stdout: "" });
     const biome = await run(join(ROOT, "node_modules/.bin/biome"), "check", "--error-on-warnings", "bundles/demo2", "test/bundles/demo2");
     expect(biome.status, biome.stdout + biome.stderr).toBe(0);
+    // The lint's module boundaries too (scripts/check-boundaries.mjs): what it crosses, and what it would load at start.
+    const files = Object.entries(scaffoldFiles("demo2", tmp) as Record<string, string>).map(([path, text]) => ({ path, text }));
+    expect(files.map((f) => f.path)).toContain("bundles/demo2/demo2.tools.ts");
+    expect(violations(files)).toEqual([]);
   }, 60_000);
 });
 
