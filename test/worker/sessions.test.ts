@@ -102,10 +102,14 @@ describe("sessions sharing one caller token", () => {
     const env = { TOKEN_ALICE: TOKEN, SLOW, CALLS: calls.ns };
     const serve = (request: Request) => (gateway.fetch as NonNullable<ExportedHandler["fetch"]>)(request as never, env, executionContext());
     const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "anything", arguments: {} } };
+    // Each call's key is known by waiting for it to register before the next starts: a call is registered after its
+    // answer has begun, so the order of the registry's keys alone does not say whose is whose.
     const a = await serve(post(call, A));
+    await vi.waitFor(() => expect(calls.live.size).toBe(1), WAIT);
+    const [keyA] = [...calls.live.keys()] as [string];
     const b = await serve(post(call, B));
     await vi.waitFor(() => expect(calls.live.size, "R-CALL-11: both sessions' calls with id 1 are live at once").toBe(2), WAIT);
-    const [keyA, keyB] = [...calls.live.keys()];
+    const keyB = [...calls.live.keys()].find((k) => k !== keyA) as string;
     expect(keyA).not.toBe(keyB);
 
     const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } };
@@ -159,10 +163,13 @@ describe("issue 26: sessions sharing one caller token, apart by the session the 
     const sessionOf = async () => (await serve(post(INITIALIZE, url, { slug }))).headers.get("mcp-session-id") as string;
     const [one, two] = [await sessionOf(), await sessionOf()];
     const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "anything", arguments: {} } };
+    // Each call's key is known by waiting for it to register before the next starts (see the R-CALL-11 test above).
     const a = await serve(post(call, url, { slug, session: one }));
+    await vi.waitFor(() => expect(calls.live.size).toBe(1), WAIT);
+    const [keyA] = [...calls.live.keys()] as [string];
     const b = await serve(post(call, url, { slug, session: two }));
     await vi.waitFor(() => expect(calls.live.size, "R-CALL-12: both sessions' calls with id 1 are live at once").toBe(2), WAIT);
-    const [keyA, keyB] = [...calls.live.keys()] as [string, string];
+    const keyB = [...calls.live.keys()].find((k) => k !== keyA) as string;
     // The record key names the session by a tag, never by its id.
     for (const key of [keyA, keyB]) {
       expect(key).toMatch(/^m:[0-9a-f]{32}\/n:1$/);
