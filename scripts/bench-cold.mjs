@@ -3,17 +3,18 @@
 // started in a fresh runtime (startRuntime, V8 as deployed) with what it needs to answer: the gateway with a trivial
 // Worker under each bundle's service name, a bundle behind a forwarder carrying the gateway's binding props. The
 // figure is runtime start to the first successful answer of a cheap request (the gateway's and the approval service's
-// GET /healthz, a bundle's tools/list on its first dev mount, in 2026-07-28 as the gateway sends it), minus the same for a trivial stand-in under the same
-// name, with the same bindings, in the same runtime, started right beside it: what is left is the Worker's own start
-// (reading, compiling and evaluating its modules, and its first request), not workerd's or Miniflare's, nor the setting
-// up of its bindings and Durable Object storage, which a deployed Worker's start does not pay. workerd evaluates a Worker's global scope before
-// it listens, and V8 inside it freezes the clock while a script runs, so wall time from outside is the measure.
+// GET /healthz, a bundle's tools/list on its first dev mount, in 2026-07-28 as the gateway sends it), minus the same for
+// a trivial stand-in under the same name, with the same bindings and as many bytes of modules, in the same runtime,
+// started right beside it: what is left is the Worker's own start (compiling and evaluating its modules, and its first
+// request), not workerd's or Miniflare's (`standIn` says what its padding cancels). workerd evaluates a Worker's global
+// scope before it listens, and V8 inside it freezes the clock while a script runs, so wall time from outside is the
+// measure.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compileModuleRules, testRegExps } from "miniflare";
 import { parse as parseYaml } from "yaml";
-import { buildWorker, gatewayPropsFor, referenceTo, startRuntime } from "./bench-runtime.mjs";
+import { buildWorker, gatewayPropsFor, MODERN_META, referenceTo, startRuntime } from "./bench-runtime.mjs";
 import { DEV_ROSTER, discoverWorkers, ROOT } from "./workers.mjs";
 
 /** Issue 31 target 3: every Worker starts within this, median of its starts, on this machine. */
@@ -62,9 +63,10 @@ const moduleBytes = (worker) => {
  * padded to as many bytes as `worker`'s modules: a comment for its source, a data module (bytes workerd only holds) for
  * its WebAssembly. Miniflare's encoding of a module's bytes into workerd's config grows with their size faster than
  * linearly (capnp-es grows its one segment by copying it): a stand-in carrying a 167 KiB comment started 57 ms later
- * than a bare one through Miniflare, 4 ms later straight on workerd. That is a cost of the local harness no deployed
- * Worker pays; with the same bytes on both sides it cancels, and what differs is compiling and evaluating the Worker's
- * modules (its WebAssembly included) and its first answer.
+ * than a bare one through Miniflare, 4 ms later straight on workerd. With the same bytes on both sides that harness
+ * cost cancels, and what differs is compiling and evaluating the Worker's modules (its WebAssembly included) and its
+ * first answer. The padding also cancels workerd's own intake of the bytes (those 4 ms per 167 KiB), which a deployed
+ * Worker pays too: the figure understates by about that.
  */
 export function standIn(worker) {
   const { modules, modulesRules: _rules, scriptPath: _path, script: _script, ...bindings } = worker;
@@ -154,19 +156,17 @@ const healthz = async (url) => {
   return response.status === 200 ? undefined : `GET /healthz answered HTTP ${response.status}`;
 };
 
-/** What the gateway speaks to its bundles (worker/upstream.ts UPSTREAM_REVISION), and the envelope it sends on every request. */
-const MODERN = "2026-07-28";
-const MODERN_ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": MODERN,
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "strad-gateway", version: "0.1.0" },
-};
-
 const toolsList = (mount) => async (url) => {
   const response = await fetch(`${url}${mount}`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/list", "accept-encoding": "identity" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: MODERN_ENVELOPE } }),
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN_META["io.modelcontextprotocol/protocolVersion"],
+      "mcp-method": "tools/list",
+      "accept-encoding": "identity",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: MODERN_META } }),
   });
   const text = await response.text();
   // The status only: an answer's body is never echoed into an error.

@@ -61,7 +61,7 @@ export const gatewayPropsFor = (gateway, bundle) => Object.values(gateway.servic
 export const REVISIONS = ["2025-11-25", "2026-07-28"];
 
 /** What a 2026-07-28 client puts on every request: the revision and the call's method and name travel as headers too. */
-const MODERN_META = {
+export const MODERN_META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": {},
   "io.modelcontextprotocol/clientInfo": { name: "bench", version: "0" },
