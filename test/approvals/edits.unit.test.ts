@@ -1,12 +1,11 @@
 // Covers the approval service's side of edits by the person: a create whose form offers text, a list to narrow and a pick-one choice, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff; a pick-one field is a select of its choices alone.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS } from "../../approvals/prompt";
 import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
 import { MAX_LIST_OPTIONS as KIT_LIST_OPTIONS, MAX_OPTION_CHARS as KIT_OPTION_CHARS, MAX_FORM_BYTES } from "../../bundles/kit/edits";
 import { MAX_LIST_OPTIONS as CONTRACT_LIST_OPTIONS, MAX_OPTION_CHARS as CONTRACT_OPTION_CHARS } from "../../contract/elicitation";
-import { launchChromium, SHOTS } from "../e2e/browser";
+import { chromiumForFile, gotoTraced, SHOTS } from "../e2e/browser";
 import { createBody, createPrompt, mint, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -167,20 +166,20 @@ describe("a decision with edits", () => {
   });
 });
 
-// Each page test launches Chromium and drives a card through the Worker on workerd: 60 s, as review.unit.test.ts's
-// browser test, several times the 5-10 s one takes on this 2-core machine under load.
+// Each page test drives a card through the Worker on workerd in a context of its own, on one Chromium for the file: 60 s,
+// as review.unit.test.ts's browser test, several times the 5-10 s one takes on this 2-core machine under load.
 const BROWSER_TEST_MS = 60_000;
+const chromium = chromiumForFile();
 
 describe("the page", () => {
   it(
     "offers text boxes and tick boxes, shows a diff of what changed, unticks the confirm box on every edit, and Accept sends exactly the diff",
     async () => {
-      mkdirSync(SHOTS, { recursive: true });
       const { session, requestId } = await promptWith(FORM);
-      const browser = await launchChromium();
+      const context = await chromium.browser.newContext({ viewport: { width: 390, height: 844 } });
       try {
-        const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-        await page.goto(session.reviewUrl);
+        const page = await context.newPage();
+        await gotoTraced(page, session.reviewUrl);
         const card = page.getByTestId("prompt").first();
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         // The model's values as the form's defaults; a list is tick boxes only: no text box to add an entry.
@@ -209,7 +208,7 @@ describe("the page", () => {
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
         expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
       } finally {
-        await browser.close();
+        await context.close();
       }
     },
     BROWSER_TEST_MS,
@@ -219,10 +218,10 @@ describe("the page", () => {
     "a pick-one field is a select of exactly its choices; a pick shows in the diff, and Accept sends it",
     async () => {
       const { session, requestId } = await promptWith(PICK_FORM);
-      const browser = await launchChromium();
+      const context = await chromium.browser.newContext();
       try {
-        const page = await browser.newPage();
-        await page.goto(session.reviewUrl);
+        const page = await context.newPage();
+        await gotoTraced(page, session.reviewUrl);
         const card = page.getByTestId("prompt").first();
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         const select = card.locator('[data-testid="prompt-edit"][data-field="destination"]');
@@ -239,7 +238,7 @@ describe("the page", () => {
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, destination: "Entwürfe/Größe & Maß" });
       } finally {
-        await browser.close();
+        await context.close();
       }
     },
     BROWSER_TEST_MS,
@@ -249,10 +248,10 @@ describe("the page", () => {
     "an edit undone leaves no diff, and Accept sends the confirm box alone",
     async () => {
       const { session, requestId } = await promptWith(FORM);
-      const browser = await launchChromium();
+      const context = await chromium.browser.newContext();
       try {
-        const page = await browser.newPage();
-        await page.goto(session.reviewUrl);
+        const page = await context.newPage();
+        await gotoTraced(page, session.reviewUrl);
         const card = page.getByTestId("prompt").first();
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         const subject = card.locator('[data-testid="prompt-edit"][data-field="subject"]');
@@ -266,7 +265,7 @@ describe("the page", () => {
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
       } finally {
-        await browser.close();
+        await context.close();
       }
     },
     BROWSER_TEST_MS,

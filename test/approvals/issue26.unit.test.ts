@@ -7,7 +7,7 @@ import { MAX_PENDING, MAX_PROMPTS, MIN_HISTORY } from "../../approvals/settings"
 import { describeApprovalError, pollPrompt, requestApproval } from "../../bundles/kit/approval-client";
 import { DECIDED_AT_META_KEY } from "../../contract/channel";
 import { UNSAFE_CHARS } from "../../contract/text";
-import { launchChromium } from "../e2e/browser";
+import { gotoTraced, launchChromium } from "../e2e/browser";
 import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -254,7 +254,7 @@ describe("issue 26: the review page shows the one sanitiser's characters as code
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();
-      await page.goto(reviewUrl);
+      await gotoTraced(page, reviewUrl);
       const card = page.getByTestId("prompt").first();
       await card.getByTestId("prompt-message").waitFor({ timeout: 15_000 });
       const lines = await card.getByTestId("prompt-line").allTextContents();

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
 import { READ_VALUES_HEADING } from "../../bundles/onepassword/onepassword.prompt";
-import { launchChromium } from "../e2e/browser";
+import { gotoTraced, launchChromium } from "../e2e/browser";
 import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -230,7 +230,7 @@ describe("issue 26: the review page shows what a bundle read from its upstream u
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();
-      await page.goto(reviewUrl);
+      await gotoTraced(page, reviewUrl);
       const card = page.getByTestId("prompt").first();
       await card.getByTestId("prompt-values").first().waitFor({ timeout: 15_000 });
       expect(await card.getByTestId("prompt-line").allTextContents()).toEqual([
@@ -273,7 +273,7 @@ describe("issue 13 #2: the review page lays out each caller value so a wrap neve
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-      await page.goto(reviewUrl);
+      await gotoTraced(page, reviewUrl);
       const card = page.getByTestId("prompt").first();
       await card.getByTestId("prompt-values").waitFor({ timeout: 15_000 });
       await page.screenshot({ path: join(SHOTS, "review-values-phone.png"), fullPage: true });

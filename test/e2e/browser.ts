@@ -2,7 +2,7 @@
 // overrides where it is): headless, no sandbox (CI runs as root), and nothing that reaches the network by itself.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page, type Request, type Response } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { ROOT } from "./helpers";
 
@@ -27,4 +27,42 @@ export function chromiumForFile(): { readonly browser: Browser } {
     await held.browser?.close();
   });
   return held;
+}
+
+/**
+ * `page.goto(url)` waiting for `load`, as Playwright's own; when it fails, the error carries what the page asked for and
+ * got, each with its time since the navigation began, so a stalled navigation says which request stalled (the
+ * document, its CSS or its script) instead of only that 30 s ran out. Paths are left out: a review URL holds a token.
+ */
+/** What a request was for: its path, or "/review/…" for a review URL's (whose second segment is a token). */
+function pathHead(url: string): string {
+  try {
+    const path = new URL(url).pathname;
+    return path.startsWith("/review/") ? "/review/…" : path;
+  } catch {
+    return "?";
+  }
+}
+
+export async function gotoTraced(page: Page, url: string): Promise<void> {
+  const started = Date.now();
+  const events: string[] = [];
+  const note = (what: string, target?: string) => {
+    const where = target === undefined ? "" : ` ${pathHead(target)}`;
+    events.push(`${Date.now() - started} ms ${what}${where}`);
+  };
+  const onRequest = (r: Request) => note("request", r.url());
+  const onResponse = (r: Response) => note(`response ${r.status()}`, r.url());
+  const onFinished = (r: Request) => note("finished", r.url());
+  const onFailed = (r: Request) => note(`failed (${r.failure()?.errorText ?? "?"})`, r.url());
+  const onDom = () => note("DOMContentLoaded");
+  const onCrash = () => note("renderer crashed");
+  page.on("request", onRequest).on("response", onResponse).on("requestfinished", onFinished).on("requestfailed", onFailed).on("domcontentloaded", onDom).on("crash", onCrash);
+  try {
+    await page.goto(url);
+  } catch (error) {
+    throw new Error(`${(error as Error).message.split("\n")[0]}\nwhat the page did:\n  ${events.join("\n  ") || "(no request at all)"}`, { cause: error });
+  } finally {
+    page.off("request", onRequest).off("response", onResponse).off("requestfinished", onFinished).off("requestfailed", onFailed).off("domcontentloaded", onDom).off("crash", onCrash);
+  }
 }

@@ -9,7 +9,7 @@ import { cardDigest } from "../../bundles/kit/audit";
 import { useScriptedApprover } from "../bundles/kit/helpers/hostile-server";
 import type { CreatedItem } from "../fakes/onepassword/connect.fake";
 import { IDS, SECRET_PREFIX } from "../fakes/onepassword/seed";
-import { chromiumForFile, SHOTS } from "./browser";
+import { chromiumForFile, gotoTraced, SHOTS } from "./browser";
 import { bearer, connectModern, FAKES, logsCaughtUp, nothingMore, STACK_LOG, TOKENS, textOf } from "./helpers";
 
 const chromium = chromiumForFile();
@@ -27,7 +27,7 @@ const outbox = async () => (await (await fetch(`${FAKES}/gmail/_fake/outbox`)).j
 
 async function openReview(reviewUrl: string): Promise<Page> {
   const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  await page.goto(reviewUrl);
+  await gotoTraced(page, reviewUrl);
   await page.getByTestId("dev-mode-banner").waitFor();
   return page;
 }

@@ -10,7 +10,7 @@ import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
 import { MAX_PROMPT_BYTES } from "../../contract/elicitation";
 import { largestSend, largestSendArgs } from "../bundles/google/largest-send";
 import type { OutboxEntry } from "../fakes/gmail/store";
-import { chromiumForFile, SHOTS } from "./browser";
+import { chromiumForFile, gotoTraced, SHOTS } from "./browser";
 import { bearer, connectModern, FAKES, TOKENS, textOf } from "./helpers";
 
 const chromium = chromiumForFile();
@@ -36,7 +36,7 @@ describe("the largest legal send on the review page", () => {
     const send = largestSend(undefined, Date.now().toString(36));
     const args = largestSendArgs(send, (i) => `${FAKES}/gmail/_fake/files/largest-${i}.bin?bytes=${send.attachmentBytes}`, "msg-person-2");
     const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(session.reviewUrl);
+    await gotoTraced(page, session.reviewUrl);
     await page.getByTestId("dev-mode-banner").waitFor();
 
     const client = await connectModern("gmail-rw-external", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });

@@ -5,14 +5,14 @@ import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
-import { chromiumForFile, SHOTS } from "./browser";
+import { chromiumForFile, gotoTraced, SHOTS } from "./browser";
 import { bearer, connectLegacy, connectModern, FAKES, nothingMore, recorder, TOKENS, textOf } from "./helpers";
 
 const chromium = chromiumForFile();
 
 async function openReview(reviewUrl: string, width = 1280, height = 900): Promise<Page> {
   const page = await chromium.browser.newPage({ viewport: { width, height } });
-  await page.goto(reviewUrl);
+  await gotoTraced(page, reviewUrl);
   await page.getByTestId("dev-mode-banner").waitFor();
   return page;
 }

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeployWorker, planDeploy, type Secret } from "../../scripts/deploy-check";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, stackProcesses, startRuntime } from "../../scripts/stack.mjs";
-import { launchChromium, SHOTS } from "../e2e/browser";
+import { gotoTraced, launchChromium, SHOTS } from "../e2e/browser";
 import { bearer, connectLegacy, DEV_VARS, ROOT, textOf, waitFor } from "../e2e/helpers";
 import { AccessEdge, AccessTeam, newServiceToken, relayed } from "../e2e/rehearsal/access";
 import type { OutboxEntry } from "../fakes/gmail/store";
@@ -274,7 +274,7 @@ describe("the production rehearsal", () => {
     let page: Page | undefined;
     try {
       page = await context.newPage();
-      await page.goto(session.reviewUrl);
+      await gotoTraced(page, session.reviewUrl);
       // The page answers as the person Access verified, or with an error page saying why not.
       await page.getByTestId("identity").or(page.getByTestId("page-error")).first().waitFor({ timeout: 30_000 });
       expect(await page.getByTestId("page-error").allTextContents()).toEqual([]);

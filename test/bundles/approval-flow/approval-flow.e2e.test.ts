@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decidePrompt, listPrompts, mintSession } from "../../../approvals/dev-api.mjs";
 import { OTHER_SESSION, UNKNOWN_ID } from "../../../bundles/approval-flow/approval-flow.tools";
-import { launchChromium } from "../../e2e/browser";
+import { gotoTraced, launchChromium } from "../../e2e/browser";
 import { bearer, type Connected, connectLegacy, connectModern, logsCaughtUp, STACK_LOG, TOKENS, textOf } from "../../e2e/helpers";
 
 let browser: Browser;
@@ -47,7 +47,7 @@ async function auditLines(requestId: string): Promise<Json[]> {
 
 async function openCard(reviewUrl: string): Promise<{ page: Page; card: ReturnType<Page["getByTestId"]> }> {
   const page = await browser.newPage();
-  await page.goto(reviewUrl);
+  await gotoTraced(page, reviewUrl);
   await page.getByTestId("dev-mode-banner").waitFor();
   const card = page.getByTestId("prompt").first();
   await card.waitFor({ timeout: 15_000 });

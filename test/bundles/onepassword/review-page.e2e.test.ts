@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mintSession } from "../../../approvals/dev-api.mjs";
 import { READ_VALUES_HEADING } from "../../../bundles/onepassword/onepassword.prompt";
-import { chromiumForFile, SHOTS } from "../../e2e/browser";
+import { chromiumForFile, gotoTraced, SHOTS } from "../../e2e/browser";
 import { bearer, connectModern, FAKES, TOKENS, textOf } from "../../e2e/helpers";
 import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
 
@@ -14,7 +14,7 @@ describe("the review page", () => {
     await (await fetch(`${FAKES}/onepassword/_fake/reset`, { method: "POST" })).body?.cancel();
     const session = await mintSession();
     const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(session.reviewUrl);
+    await gotoTraced(page, session.reviewUrl);
     await page.getByTestId("dev-mode-banner").waitFor();
     const client = await connectModern("onepassword", { ...bearer(TOKENS.session), "x-elicitation-url": session.elicitationUrl });
     const call = client.callTool("onepassword_get_item", { items: [{ vault_id: IDS.engineering, item_id: IDS.github }] }).finally(() => client.close());
