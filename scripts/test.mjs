@@ -36,6 +36,9 @@ for (const w of [found.gateway, ...found.bundles, found.approvals, found.fakes])
 const E2E_GUESTS = ["test/bundles/approval-flow/approval-flow.e2e.test.ts"];
 
 const lease = args.length > 0 ? undefined : mkdtempSync(join(tmpdir(), "strad-e2e-lease-"));
+// The run's Worker builds, shared by every file of every part (scripts/stack.mjs fromBuildCache); removed at the end.
+const builds = args.length > 0 ? undefined : mkdtempSync(join(tmpdir(), "strad-builds-"));
+if (builds !== undefined) process.env.STRAD_BUILD_CACHE = builds;
 const typecheck = { tag: "[tsc] ", command: TSC, argv: ["-p", "."] };
 const parts =
   args.length > 0
@@ -124,7 +127,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 }
 
 const codes = await Promise.all(children.map((c) => c.done));
-if (lease !== undefined) rmSync(lease, { recursive: true, force: true });
+for (const folder of [lease, builds]) if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
 const failed = children.filter((_, i) => codes[i] !== 0);
 if (failed.length > 0) {
   for (const { tag, report } of failed) {
