@@ -1,8 +1,11 @@
 // Shared by the approval service's tests: start the Worker alone on a free port, mint sessions, build
 // create bodies, and read the review page's CSRF token the way the browser script does.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../approvals/dev-api.mjs";
 // @ts-expect-error: plain ESM helper without types
-import { startWorkers } from "../../scripts/stack.mjs";
+import { buildWorker, startRuntime } from "../../scripts/stack.mjs";
 
 export { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN };
 export const CONFIG = "approvals/wrangler.toml";
@@ -14,9 +17,37 @@ export interface Running {
   logs: string[];
 }
 
+/**
+ * The approval service alone, built as deployed and run on workerd through Miniflare with its folder's .dev.vars, as
+ * the e2e stack runs it; `vars` over those, as `wrangler dev --var` would set them. Its Durable Objects keep their
+ * storage in memory, gone when it stops. Not under `wrangler dev`: its proxy and file watcher sit between the test
+ * and workerd (a burst of 100 creates through it once came back 503, "Your worker restarted mid-request"), and each
+ * start cost a second build; test/scripts/dev-stack.test.ts starts `npm run dev` itself.
+ */
 export async function startApprovals(vars: Record<string, string> = {}): Promise<Running> {
-  const w = (await startWorkers([{ name: "approvals", port: 0, configs: [CONFIG], vars }])) as { ports: { approvals: number }; stop: () => Promise<void>; logs: string[] };
-  return { origin: `http://127.0.0.1:${w.ports.approvals}`, stop: w.stop, logs: w.logs };
+  const dir = mkdtempSync(join(tmpdir(), "strad-approvals-"));
+  const logs: string[] = [];
+  const collect = (stream: NodeJS.ReadableStream) => stream.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+  try {
+    const worker = buildWorker(CONFIG, { into: dir }) as { bindings?: Record<string, unknown> };
+    const runtime = (await startRuntime([{ ...worker, bindings: { ...worker.bindings, ...vars } }], {
+      onOutput: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
+        collect(stdout);
+        collect(stderr);
+      },
+    })) as { url: string; stop: () => Promise<void> };
+    return {
+      origin: runtime.url,
+      logs,
+      stop: async () => {
+        await runtime.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 export function mint(origin: string): Promise<Session> {
