@@ -8,6 +8,32 @@ import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } fro
 import { buildWorker, startRuntime } from "../../scripts/stack.mjs";
 
 export { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN };
+
+/**
+ * workerd closes a kept-alive connection 5 s after its last answer, and Node's fetch keeps one for 4 s: on a loaded
+ * machine the client can still pick a connection the server is closing, and the request fails with ECONNRESET (or
+ * undici's "other side closed") before it was read (seen twice in clean-clone runs, on a burst of 100 creates after a
+ * 2.6 s pause). Every fetch of an approval service test file retries such a failure once, as an HTTP client retries a
+ * request on a reused connection that closed under it. Nothing is hidden: a request the service had taken would come
+ * back a second time as a duplicate (a create's 409, a decision's 409), which the tests would see.
+ */
+export function retryOnReset(fetcher: typeof fetch): typeof fetch {
+  const reset = (error: unknown) => {
+    const code = (error as { cause?: { code?: unknown } })?.cause?.code;
+    return code === "ECONNRESET" || code === "UND_ERR_SOCKET";
+  };
+  return async (input, init) => {
+    try {
+      return await fetcher(input, init);
+    } catch (error) {
+      // Only a body that can be sent again: a string, bytes, or none.
+      const body = init?.body;
+      if (!reset(error) || (body !== undefined && body !== null && typeof body !== "string" && !(body instanceof Uint8Array))) throw error;
+      return fetcher(input, init);
+    }
+  };
+}
+globalThis.fetch = retryOnReset(globalThis.fetch);
 export const CONFIG = "approvals/wrangler.toml";
 export const START_TIMEOUT_MS = 180_000;
 

@@ -6,6 +6,12 @@ import { type Browser, chromium, type Page, type Request, type Response } from "
 import { afterAll, beforeAll } from "vitest";
 import { ROOT } from "./helpers";
 
+/**
+ * How long a test waits for a card to show what the page just learnt (a decision's answer, or its next 2 s poll):
+ * expect.poll's 1 s default was once outlasted in a clean-clone run under load, on a decision the service had taken.
+ */
+export const CARD_UPDATE_MS = 10_000;
+
 /** Where the browser tests put their screenshots (test-output/ is not checked in). */
 export const SHOTS = join(ROOT, "test-output", "screenshots");
 

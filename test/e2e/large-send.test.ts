@@ -10,7 +10,7 @@ import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
 import { MAX_PROMPT_BYTES } from "../../contract/elicitation";
 import { largestSend, largestSendArgs } from "../bundles/google/largest-send";
 import type { OutboxEntry } from "../fakes/gmail/store";
-import { chromiumForFile, gotoTraced, SHOTS } from "./browser";
+import { CARD_UPDATE_MS, chromiumForFile, gotoTraced, SHOTS } from "./browser";
 import { bearer, connectModern, FAKES, TOKENS, textOf } from "./helpers";
 
 const chromium = chromiumForFile();
@@ -83,7 +83,7 @@ describe("the largest legal send on the review page", () => {
     const result = await call;
     expect(result.isError, textOf(result)).not.toBe(true);
     expect(textOf(result)).toMatch(/^Sent from person@example\.com: /);
-    await expect.poll(async () => card.getAttribute("data-status")).toBe("accept");
+    await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
 
     const [sent, ...more] = (await outbox()).filter((m) => m.subject === send.subject);
     expect(more).toEqual([]);

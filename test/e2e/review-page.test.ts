@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { listPrompts, mintSession } from "../../approvals/dev-api.mjs";
-import { chromiumForFile, gotoTraced, SHOTS } from "./browser";
+import { CARD_UPDATE_MS, chromiumForFile, gotoTraced, SHOTS } from "./browser";
 import { bearer, connectLegacy, connectModern, FAKES, nothingMore, recorder, TOKENS, textOf } from "./helpers";
 
 const chromium = chromiumForFile();
@@ -51,7 +51,7 @@ describe("the review page", () => {
     const card = page.getByTestId("prompt").first();
     await card.waitFor({ timeout: 15_000 });
     // The caller's value is shown as text on its own line, under the slug's heading.
-    await expect.poll(async () => await card.getByTestId("prompt-message").innerText()).toContain(note);
+    await expect.poll(async () => await card.getByTestId("prompt-message").innerText(), { timeout: CARD_UPDATE_MS }).toContain(note);
     expect(await card.getByTestId("prompt-message").innerText()).toContain("echo-confirmed");
     await page.screenshot({ path: join(SHOTS, "review-pending.png"), fullPage: true });
     expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
@@ -60,7 +60,7 @@ describe("the review page", () => {
     const result = await call;
     expect(textOf(result)).toBe("Recorded.");
     expect(await writesOf(note)).toHaveLength(1);
-    await expect.poll(async () => card.getAttribute("data-status")).toBe("accept");
+    await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
     await page.screenshot({ path: join(SHOTS, "review-accepted.png"), fullPage: true });
     // The Access service token travelled on the create and on every poll.
     const [prompt] = await listPrompts(session.sessionId);
@@ -149,7 +149,7 @@ describe("the review page", () => {
     await nothingMore();
     expect(await listPrompts(session.sessionId)).toEqual([]);
     expect(await page.getByTestId("prompt").count()).toBe(0);
-    await expect.poll(async () => page.getByTestId("empty-state").isVisible()).toBe(true);
+    await expect.poll(async () => page.getByTestId("empty-state").isVisible(), { timeout: CARD_UPDATE_MS }).toBe(true);
     await page.screenshot({ path: join(SHOTS, "review-lookalike-refused.png"), fullPage: true });
     expect((await outbox()).filter((m) => m.subject === subject || m.to.includes("exfil@attacker.example"))).toEqual([]);
     await page.close();

@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decidePrompt, listPrompts, mintSession } from "../../../approvals/dev-api.mjs";
 import { OTHER_SESSION, UNKNOWN_ID } from "../../../bundles/approval-flow/approval-flow.tools";
-import { gotoTraced, launchChromium } from "../../e2e/browser";
+import { CARD_UPDATE_MS, gotoTraced, launchChromium } from "../../e2e/browser";
 import { bearer, type Connected, connectLegacy, connectModern, logsCaughtUp, STACK_LOG, TOKENS, textOf } from "../../e2e/helpers";
 
 let browser: Browser;
@@ -87,7 +87,7 @@ describe("Approval Flow", () => {
       const woke = await waited;
       expect(woke.s).toBe("approved");
       expect(woke.at - clicked).toBeLessThan(1_000);
-      await expect.poll(async () => card.getAttribute("data-status")).toBe("accept");
+      await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
       await page.close();
 
       const applied = await client.callTool("apply", { elicitationId: id });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mintSession } from "../../../approvals/dev-api.mjs";
 import { READ_VALUES_HEADING } from "../../../bundles/onepassword/onepassword.prompt";
-import { chromiumForFile, gotoTraced, SHOTS } from "../../e2e/browser";
+import { CARD_UPDATE_MS, chromiumForFile, gotoTraced, SHOTS } from "../../e2e/browser";
 import { bearer, connectModern, FAKES, TOKENS, textOf } from "../../e2e/helpers";
 import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
 
@@ -44,7 +44,7 @@ describe("the review page", () => {
     const json = JSON.parse(textOf(result)) as { items: { title: string; fields: { label: string; value: string }[] }[]; _credentialsRevealed: boolean };
     expect(json._credentialsRevealed).toBe(true);
     expect(json.items[0]?.fields.find((f) => f.label === "password")?.value).toBe(SECRETS.github);
-    await expect.poll(async () => card.getAttribute("data-status")).toBe("accept");
+    await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
     await page.close();
   });
 });
