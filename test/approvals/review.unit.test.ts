@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
 import { READ_VALUES_HEADING } from "../../bundles/onepassword/onepassword.prompt";
-import { gotoTraced, launchChromium } from "../e2e/browser";
+import { CARD_UPDATE_MS, gotoTraced, launchChromium } from "../e2e/browser";
 import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -312,6 +312,52 @@ describe("issue 13 #2: the review page lays out each caller value so a wrap neve
       for (let i = 1; i < boxes.length; i++) expect(boxes[i]?.top).toBeGreaterThanOrEqual(boxes[i - 1]?.bottom ?? 0);
       // The "Bcc:" inside the wrapped subject is inside the subject's box, never a label of its own.
       expect(labels.some((l) => l.startsWith("Bcc"))).toBe(false);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
+
+describe("a poll answered before a decision and read after it", () => {
+  it("never shows a decided card as pending again", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    await newPrompt(elicitationUrl);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      // The page's polls (GET <base>/prompts, every 2 s), once armed: the first is fetched from the service at once and
+      // its answer held back until released; every later one is held unanswered, so nothing fresher arrives meanwhile.
+      let armed = false;
+      let fetchedStale: () => void = () => {};
+      const staleFetched = new Promise<void>((r) => {
+        fetchedStale = r;
+      });
+      let release: () => void = () => {};
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      let later = 0;
+      await page.route("**/prompts", async (route) => {
+        if (!armed) return route.continue();
+        if (later++ > 0) return; // held: never answered while the test looks
+        const stale = await route.fetch();
+        fetchedStale();
+        await released;
+        await route.fulfill({ response: stale });
+      });
+      await gotoTraced(page, reviewUrl);
+      const card = page.getByTestId("prompt").first();
+      await card.getByTestId("prompt-confirm").waitFor({ timeout: 15_000 });
+      armed = true;
+      // The poll's answer is read from the service while the prompt is still pending.
+      await staleFetched;
+      await card.getByTestId("prompt-confirm").check();
+      await card.getByTestId("prompt-accept").click();
+      await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
+      release();
+      // The page asks again only once it has read the stale answer: then the card must still say what was decided.
+      await expect.poll(() => later, { timeout: 15_000 }).toBeGreaterThan(1);
+      expect(await card.getAttribute("data-status")).toBe("accept");
     } finally {
       await browser.close();
     }
