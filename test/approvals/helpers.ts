@@ -46,9 +46,9 @@ export interface Running {
 /**
  * The approval service alone, built as deployed and run on workerd through Miniflare with its folder's .dev.vars, as
  * the e2e stack runs it; `vars` over those, as `wrangler dev --var` would set them. Its Durable Objects keep their
- * storage in memory, gone when it stops. Not under `wrangler dev`: its proxy and file watcher sit between the test
- * and workerd (a burst of 100 creates through it once came back 503, "Your worker restarted mid-request"), and each
- * start cost a second build; test/scripts/dev-stack.test.ts starts `npm run dev` itself.
+ * storage in memory, gone when it stops. Not under `wrangler dev`: its proxy and file watcher have no part in what
+ * these tests check, its proxy words a reset connection as a 503 ("Your worker restarted mid-request", see
+ * retryOnReset), and each start cost a build of its own; test/scripts/dev-stack.test.ts starts `npm run dev` itself.
  */
 export async function startApprovals(vars: Record<string, string> = {}): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "strad-approvals-"));
