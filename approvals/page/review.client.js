@@ -366,7 +366,7 @@
         if (entry === undefined) {
           entry = build(p);
           cards.set(p.requestId, entry);
-        } else if (!entry.busy && !(entry.prompt.status !== "pending" && p.status === "pending")) {
+        } else if (!entry.busy && (entry.prompt.status === "pending" || p.status !== "pending")) {
           // A prompt never goes back to pending: a poll answered before a decision landed and read after it would
           // show the decided card undecided again, until the next poll.
           entry.prompt = p;

@@ -5,7 +5,7 @@ import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHA
 import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
 import { MAX_LIST_OPTIONS as KIT_LIST_OPTIONS, MAX_OPTION_CHARS as KIT_OPTION_CHARS, MAX_FORM_BYTES } from "../../bundles/kit/edits";
 import { MAX_LIST_OPTIONS as CONTRACT_LIST_OPTIONS, MAX_OPTION_CHARS as CONTRACT_OPTION_CHARS } from "../../contract/elicitation";
-import { chromiumForFile, gotoTraced, SHOTS } from "../e2e/browser";
+import { CARD_UPDATE_MS, chromiumForFile, gotoTraced, SHOTS } from "../e2e/browser";
 import { createBody, createPrompt, mint, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
 
 let svc: Running;
@@ -204,7 +204,7 @@ describe("the page", () => {
         await page.screenshot({ path: join(SHOTS, "review-edit-diff.png"), fullPage: true });
         await card.getByTestId("prompt-confirm").check();
         await card.getByTestId("prompt-accept").click();
-        await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
         expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
       } finally {
@@ -235,7 +235,7 @@ describe("the page", () => {
         expect(await card.getByTestId("prompt-diff-after").allTextContents()).toEqual(["Entwürfe/Größe & Maß"]);
         await card.getByTestId("prompt-confirm").check();
         await card.getByTestId("prompt-accept").click();
-        await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, destination: "Entwürfe/Größe & Maß" });
       } finally {
         await context.close();
@@ -262,7 +262,7 @@ describe("the page", () => {
         expect(await card.getByTestId("prompt-accept").textContent()).toBe("Accept");
         await card.getByTestId("prompt-confirm").check();
         await card.getByTestId("prompt-accept").click();
-        await expect.poll(async () => card.getAttribute("data-status"), { timeout: 10_000 }).toBe("accept");
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
       } finally {
         await context.close();

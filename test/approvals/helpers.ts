@@ -40,7 +40,6 @@ export const START_TIMEOUT_MS = 180_000;
 export interface Running {
   origin: string;
   stop: () => Promise<void>;
-  logs: string[];
 }
 
 /**
@@ -52,19 +51,11 @@ export interface Running {
  */
 export async function startApprovals(vars: Record<string, string> = {}): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "strad-approvals-"));
-  const logs: string[] = [];
-  const collect = (stream: NodeJS.ReadableStream) => stream.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
   try {
     const worker = buildWorker(CONFIG, { into: dir }) as { bindings?: Record<string, unknown> };
-    const runtime = (await startRuntime([{ ...worker, bindings: { ...worker.bindings, ...vars } }], {
-      onOutput: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
-        collect(stdout);
-        collect(stderr);
-      },
-    })) as { url: string; stop: () => Promise<void> };
+    const runtime = (await startRuntime([{ ...worker, bindings: { ...worker.bindings, ...vars } }])) as { url: string; stop: () => Promise<void> };
     return {
       origin: runtime.url,
-      logs,
       stop: async () => {
         await runtime.stop();
         rmSync(dir, { recursive: true, force: true });
