@@ -28,15 +28,14 @@ import { cameOverGatewayBinding, GATEWAY_PROPS } from "../bundles/kit/gateway-on
 import { isLoopbackHost } from "../contract/url-policy";
 import type { Roster } from "../worker/roster";
 import { parseRoster } from "../worker/roster-text";
+// @ts-expect-error: plain ESM helper without types
+import { BUILD_META, dryRun } from "./build-memo.mjs";
 import { checkBundles, readBundleTree } from "./check-config";
 import { compiledPath } from "./compile-roster";
 // @ts-expect-error: plain ESM helper without types
 import { renderBundleEnv, slugNamespace } from "./roster-env.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { DEV_ROSTER, discoverWorkers, ROOT, ROSTER } from "./workers.mjs";
-
-/** Where each dry run writes esbuild's record of its inputs, in the Worker's out directory. */
-const BUILD_META = "build-meta.json";
 
 /** One Worker as a deploy sees it: its config, its top-level vars plus the roster's env rendered for it. */
 export interface DeployWorker {
@@ -451,16 +450,14 @@ export function buildWorkers(root: string, workers: DeployWorker[]): { problems:
     for (const w of workers) {
       const outdir = join(out, w.name);
       try {
-        const output = execFileSync(
-          join(ROOT, "node_modules/.bin/wrangler"),
-          ["deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, BUILD_META), "-c", w.config, ...envArgs(w), ...varArgs(w.rendered)],
-          {
-            cwd: root,
-            env: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
-            stdio: "pipe",
-            encoding: "utf8",
-          },
-        );
+        const output: string = dryRun({
+          root,
+          config: w.config,
+          environment: w.env,
+          extra: varArgs(w.rendered),
+          outdir,
+          processEnv: { ...process.env, XDG_CONFIG_HOME: join(root, ".xdg"), WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
+        });
         const size = parseTotalUpload(output);
         // No size line means no size checked: a failure, never a silent pass (a wrangler that words it otherwise).
         if (size === undefined) problems.push(`${workerLabel(w)}: wrangler's dry run printed no "Total Upload: … / gzip: …" line, so its size is unchecked`);

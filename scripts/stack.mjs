@@ -14,16 +14,16 @@
 // opens a WebSocket to it, and a WebSocket server for another runtime's Worker is simplest as a plain Node one.
 // (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts any Workers
 // under `wrangler dev`; tests of one Worker start it alone on free ports.
-import { execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { RUSTPAD_FAKE_PORT, startRustpadFake } from "../test/fakes/rustpad/rustpad.fake.mjs";
 import { DOVECOT_PORT, DOVECOT_TLS_PORT, dovecotMissing, startDovecot } from "../test/servers/dovecot/dovecot.mjs";
+import { dryRun } from "./build-memo.mjs";
 import { gatewayServices } from "./bundle-tree.mjs";
 import { renderBundleEnv, writeRenderedBlock } from "./roster-env.mjs";
 import { DEV_ENTRY, DEV_ROSTER, discoverWorkers, ROOT, workerName } from "./workers.mjs";
@@ -312,8 +312,8 @@ export async function startDevStack({ freePorts = false, ...options } = {}) {
  * options for it: its bindings and its folder's .dev.vars, as `wrangler dev` would give them. The gateway is built
  * from its dev entry (worker/dev.ts, the dev roster) unless `production`: then from its `main`, exactly what
  * `wrangler deploy` ships, and without any .dev.vars (the caller passes the settings an operator would set). `env`:
- * one of the config's wrangler environments (the 1Password bundle's Connect-only build is its `connect`). `cache`: a
- * folder for builds of the checked-in tree to be shared in (fromBuildCache; STRAD_BUILD_CACHE by default).
+ * one of the config's wrangler environments (the 1Password bundle's Connect-only build is its `connect`). `cache`: the
+ * run's folder of builds to reuse (scripts/build-memo.mjs; STRAD_BUILD_CACHE by default).
  */
 export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, production = false, env = undefined, cache = process.env.STRAD_BUILD_CACHE } = {}) {
   prepare(root);
@@ -324,14 +324,7 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
   const name = workerName(config, root);
   const outdir = join(into, name);
   mkdirSync(outdir, { recursive: true });
-  const build = (to) =>
-    execFileSync(
-      join(ROOT, "node_modules/.bin/wrangler"),
-      ["deploy", "--dry-run", ...(script === undefined ? [] : [script]), "--outdir", to, "-c", config, ...(env === undefined ? [] : ["--env", env])],
-      { cwd: root, env: ENV, stdio: "ignore" },
-    );
-  if (cache !== undefined && cache !== "" && resolve(root) === resolve(ROOT)) fromBuildCache(cache, JSON.stringify([config, env ?? null, script ?? null, production]), outdir, build);
-  else build(outdir);
+  dryRun({ root, config, environment: env, extra: script === undefined ? [] : [script], outdir, processEnv: ENV, cache });
   const built = `${basename(script ?? main).replace(/\.ts$/, "")}.js`;
   return {
     ...workerOptions,
@@ -343,57 +336,6 @@ export function buildWorker(config, { into = join(ROOT, ".bench"), root = ROOT, 
     // .js file of the build is one of its ES modules.
     modulesRules: [...(workerOptions.modulesRules ?? []), { type: "ESModule", include: ["**/*.js"] }],
   };
-}
-
-/** How long a build waits for another process's build of the same Worker before it builds for itself. */
-const BUILD_LOCK_WAIT_MS = 180_000;
-
-/**
- * A build of the checked-in tree shared by every process of one test run: `npm test` (scripts/test.mjs) names a folder
- * of its own in STRAD_BUILD_CACHE and removes it after, so a Worker is built once per run and configuration (`key`)
- * instead of once per test file that starts it (56 `wrangler deploy --dry-run` builds of about a dozen distinct ones,
- * ~2.5 s of CPU each). A run's sources do not change under it, and a tree copied elsewhere (`root`) is never shared.
- * The first process to ask builds while holding a lock folder (the others wait for it, or build for themselves after
- * BUILD_LOCK_WAIT_MS); the build lands in the cache by rename, whole or not at all. Each caller gets a copy in its own
- * `outdir`, its source maps' sourceRoot pointing there as a build into `outdir` writes it.
- */
-function fromBuildCache(cache, key, outdir, build) {
-  const digest = createHash("sha256").update(key).digest("hex").slice(0, 24);
-  const done = join(cache, digest);
-  const lock = join(cache, `${digest}.lock`);
-  mkdirSync(cache, { recursive: true });
-  const deadline = Date.now() + BUILD_LOCK_WAIT_MS;
-  let held = false;
-  while (!existsSync(done)) {
-    try {
-      mkdirSync(lock);
-      held = true;
-      break;
-    } catch (error) {
-      if (error.code !== "EEXIST") throw error;
-      if (Date.now() > deadline) break;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-    }
-  }
-  if (!existsSync(done)) {
-    const building = mkdtempSync(join(cache, `${digest}.building-`));
-    try {
-      build(building);
-      renameSync(building, done);
-    } catch (error) {
-      rmSync(building, { recursive: true, force: true });
-      // Another process's build landed first (it waited out its lock): the same build, use it.
-      if (!existsSync(done)) throw error;
-    } finally {
-      if (held) rmSync(lock, { recursive: true, force: true });
-    }
-  }
-  cpSync(done, outdir, { recursive: true });
-  for (const file of readdirSync(done).filter((f) => f.endsWith(".map"))) {
-    const map = JSON.parse(readFileSync(join(done, file), "utf8"));
-    const from = map.sourceRoot ?? done;
-    writeFileSync(join(outdir, file), JSON.stringify({ ...map, sourceRoot: outdir, sources: map.sources.map((s) => relative(outdir, resolve(from, s))) }));
-  }
 }
 
 /**

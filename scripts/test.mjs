@@ -36,7 +36,8 @@ for (const w of [found.gateway, ...found.bundles, found.approvals, found.fakes])
 const E2E_GUESTS = ["test/bundles/approval-flow/approval-flow.e2e.test.ts"];
 
 const lease = args.length > 0 ? undefined : mkdtempSync(join(tmpdir(), "strad-e2e-lease-"));
-// The run's Worker builds, shared by every file of every part (scripts/stack.mjs fromBuildCache); removed at the end.
+// The run's Worker builds, reused by every file of every part when built from the same files (scripts/build-memo.mjs);
+// removed at the end.
 const builds = args.length > 0 ? undefined : mkdtempSync(join(tmpdir(), "strad-builds-"));
 if (builds !== undefined) process.env.STRAD_BUILD_CACHE = builds;
 const typecheck = { tag: "[tsc] ", command: TSC, argv: ["-p", "."] };

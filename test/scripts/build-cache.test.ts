@@ -1,50 +1,78 @@
-// Covers the run's shared Worker builds (scripts/stack.mjs buildWorker with a cache folder, which `npm test` names in
-// STRAD_BUILD_CACHE): a Worker of the checked-in tree is built once per configuration and each caller gets a copy in its
-// own folder, byte for byte a build into that folder (its source map pointing there); another configuration of the same
-// Worker is a build of its own; a tree copied elsewhere is never shared.
+// Covers the run's build memo (scripts/build-memo.mjs, used by scripts/stack.mjs buildWorker and deploy-check's dry
+// runs when `npm test` names a folder in STRAD_BUILD_CACHE): a Worker built again from the same files, by the same
+// wrangler arguments, is a copy of the first build in the caller's own folder, byte for byte a build into that folder
+// (its source map pointing there), whichever tree copy asks; a change to any file it was made from (a source, a
+// module wrangler attaches by its rules, the roster its [build] step compiles) builds again and carries the change;
+// a change to a file it was not made from does not; other arguments are a build of their own.
 import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
 import { buildWorker } from "../../scripts/stack.mjs";
-import { copyTree } from "./helpers/tree";
+import { copyTree, edit } from "./helpers/tree";
 
 const CONFIG = "approvals/wrangler.toml";
 const scratch = mkdtempSync(join(tmpdir(), "strad-build-cache-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** The cache's finished builds (one folder per configuration; locks and builds under way are named apart). */
-const entries = (cache: string) => readdirSync(cache).filter((f) => /^[0-9a-f]{24}$/.test(f));
+type Built = { scriptPath: string; modulesRoot: string };
+
+/** The memo's kept builds, `<arguments>/<n>` (one folder per set of wrangler arguments, one entry per set of inputs). */
+const kept = (cache: string) =>
+  readdirSync(cache)
+    .filter((f) => /^[0-9a-f]{24}$/.test(f))
+    .flatMap((key) =>
+      readdirSync(join(cache, key))
+        .filter((n) => /^\d+$/.test(n) && existsSync(join(cache, key, n, "memo.json")))
+        .map((n) => join(key, n)),
+    )
+    .sort();
+/** Anything but kept builds: a lock or a build under way left behind. */
+const leftovers = (cache: string) =>
+  readdirSync(cache).flatMap((key) =>
+    readdirSync(join(cache, key))
+      .filter((n) => !/^\d+$/.test(n))
+      .map((n) => join(key, n)),
+  );
 const files = (dir: string) =>
   readdirSync(dir)
     .filter((f) => f !== "README.md")
     .sort();
+/** Every file of a build but wrangler's README and esbuild's record, as text. */
+const contents = (dir: string) =>
+  files(dir)
+    .filter((f) => f !== "build-meta.json")
+    .map((f) => readFileSync(join(dir, f), "utf8"))
+    .join("\n");
+/** Marks a kept build so a caller given a copy of it can tell (a build that ran wrangler again would not carry it). */
+const plant = (cache: string, entry: string, mark: string) => writeFileSync(join(cache, entry, "out", "planted.txt"), mark);
+const planted = (built: Built) => (existsSync(join(built.modulesRoot, "planted.txt")) ? readFileSync(join(built.modulesRoot, "planted.txt"), "utf8") : undefined);
 
-// Four builds of about 2.5 s each, quiet; several times that beside the rest of the suite.
-const BUILDS_MS = 180_000;
+// A dozen builds of about 2.5 s each, quiet; several times that beside the rest of the suite.
+const BUILDS_MS = 240_000;
 
 it(
-  "builds a Worker once per configuration: the second caller gets the first build, in its own folder, as a build there would be",
+  "builds a Worker once for the same files: the second caller gets the first build, in its own folder, as a build there would be",
   () => {
     const cache = join(scratch, "cache");
-    const first = buildWorker(CONFIG, { into: join(scratch, "a"), cache }) as { scriptPath: string; modulesRoot: string };
-    expect(entries(cache)).toHaveLength(1);
-    const [entry] = entries(cache) as [string];
-    // Planted in the cached build: a second build that ran wrangler again would not carry it.
-    writeFileSync(join(cache, entry, "planted.txt"), "from the cache");
-    const second = buildWorker(CONFIG, { into: join(scratch, "b", "deeper"), cache }) as { scriptPath: string; modulesRoot: string };
-    expect(entries(cache)).toHaveLength(1);
-    expect(readFileSync(join(second.modulesRoot, "planted.txt"), "utf8")).toBe("from the cache");
+    const first = buildWorker(CONFIG, { into: join(scratch, "a"), cache }) as Built;
+    expect(kept(cache)).toHaveLength(1);
+    const [entry] = kept(cache) as [string];
+    plant(cache, entry, "from the memo");
+    const second = buildWorker(CONFIG, { into: join(scratch, "b", "deeper"), cache }) as Built;
+    expect(kept(cache)).toEqual([entry]);
+    expect(planted(second)).toBe("from the memo");
     expect(second.modulesRoot).toBe(join(scratch, "b", "deeper", "strad-approvals"));
     expect(second.scriptPath.startsWith(second.modulesRoot)).toBe(true);
 
-    // Against a build straight into a folder, without the cache: the same files, the same modules byte for byte, and
+    // Against a build straight into a folder, without the memo: the same files, the same modules byte for byte, and
     // the source map with the same sources, resolved from where the copy is.
-    const straight = buildWorker(CONFIG, { into: join(scratch, "c"), cache: "" }) as { modulesRoot: string };
+    const straight = buildWorker(CONFIG, { into: join(scratch, "c"), cache: "" }) as Built;
     expect(files(second.modulesRoot).filter((f) => f !== "planted.txt")).toEqual(files(straight.modulesRoot));
-    for (const f of files(straight.modulesRoot).filter((f) => !f.endsWith(".map"))) {
+    for (const f of files(straight.modulesRoot).filter((f) => !f.endsWith(".map") && f !== "build-meta.json")) {
       expect(readFileSync(join(second.modulesRoot, f)).equals(readFileSync(join(straight.modulesRoot, f))), f).toBe(true);
     }
     const maps = files(straight.modulesRoot).filter((f) => f.endsWith(".map"));
@@ -58,27 +86,82 @@ it(
       expect({ ...copied, sourceRoot: null, sources: null }).toEqual({ ...built, sourceRoot: null, sources: null });
     }
     expect(first.scriptPath).not.toBe(second.scriptPath);
+    expect(leftovers(cache)).toEqual([]);
   },
   BUILDS_MS,
 );
 
 it(
-  "builds another configuration of the same Worker apart, and never shares a tree copied elsewhere",
+  "shares a build between tree copies with the same files, builds again for a changed source or attached module and carries the change, and not for a file the build never read",
   () => {
     const cache = join(scratch, "cache2");
-    buildWorker(CONFIG, { into: join(scratch, "d"), cache });
-    buildWorker(CONFIG, { into: join(scratch, "e"), cache, production: true });
-    expect(entries(cache)).toHaveLength(2);
+    const one = copyTree();
+    const two = copyTree();
+    buildWorker(CONFIG, { into: join(scratch, "d"), cache, root: one });
+    const [entry] = kept(cache) as [string];
+    plant(cache, entry, "first");
+    // Another copy, the same files: the first copy's build, its map naming this copy's sources.
+    const shared = buildWorker(CONFIG, { into: join(scratch, "e"), cache, root: two }) as Built;
+    expect(planted(shared)).toBe("first");
+    const map = JSON.parse(readFileSync(`${shared.scriptPath}.map`, "utf8"));
+    const sources = map.sources.map((s: string) => resolve(map.sourceRoot, s)).filter((s: string) => s.includes("approvals.app.ts"));
+    expect(sources).toEqual([join(two, "approvals/approvals.app.ts")]);
+
+    // A file no build of this Worker reads: still the same build.
+    edit(two, "bundles/echo/echo.tools.ts", (t) => `${t}\n// ${randomUUID()}\n`);
+    edit(two, "README.md", (t) => `${t}\n${randomUUID()}\n`);
+    expect(planted(buildWorker(CONFIG, { into: join(scratch, "f"), cache, root: two }) as Built)).toBe("first");
+    expect(kept(cache)).toEqual([entry]);
+
+    // The review page's script, a Text module wrangler attaches beside the bundle under the SHA-1 of its content.
+    const script = `// attached ${randomUUID()}`;
+    edit(two, "approvals/page/review.client.js", (t) => `${t}\n${script}\n`);
+    const attached = buildWorker(CONFIG, { into: join(scratch, "g"), cache, root: two }) as Built;
+    expect(planted(attached)).toBeUndefined();
+    expect(contents(attached.modulesRoot)).toContain(script);
+    expect(kept(cache)).toHaveLength(2);
+
+    // A source esbuild bundles.
+    const text = `source ${randomUUID()}`;
+    edit(two, "approvals/page/review-page.ts", (t) => `${t}\nexport const planted = ${JSON.stringify(text)};\n`);
+    edit(two, "approvals/approvals.app.ts", (t) => `${t}\nexport { planted } from "./page/review-page";\n`);
+    const source = buildWorker(CONFIG, { into: join(scratch, "h"), cache, root: two }) as Built;
+    expect(planted(source)).toBeUndefined();
+    expect(readFileSync(source.scriptPath, "utf8")).toContain(text);
+    expect(kept(cache)).toHaveLength(3);
+
+    // The first copy, unchanged, still gets its own build back.
+    expect(planted(buildWorker(CONFIG, { into: join(scratch, "i"), cache, root: one }) as Built)).toBe("first");
+    expect(kept(cache)).toHaveLength(3);
+    expect(leftovers(cache)).toEqual([]);
+  },
+  BUILDS_MS,
+);
+
+it(
+  "runs the gateway's [build] step before reusing a build, so a changed roster builds again; the dev entry and the production main are builds apart",
+  () => {
+    const cache = join(scratch, "cache3");
     const copy = copyTree();
-    try {
-      const elsewhere = buildWorker(CONFIG, { into: join(scratch, "f"), cache, root: copy }) as { modulesRoot: string };
-      expect(entries(cache)).toHaveLength(2);
-      expect(existsSync(elsewhere.modulesRoot)).toBe(true);
-    } finally {
-      rmSync(copy, { recursive: true, force: true });
-    }
-    // Nothing left behind but the builds: no lock, no build under way.
-    expect(readdirSync(cache).sort()).toEqual(entries(cache).sort());
+    const dev = buildWorker("wrangler.toml", { into: join(scratch, "j"), cache, root: copy }) as Built;
+    const production = buildWorker("wrangler.toml", { into: join(scratch, "k"), cache, root: copy, production: true }) as Built;
+    expect(kept(cache)).toHaveLength(2);
+    expect(dev.scriptPath).toMatch(/dev\.js$/);
+    expect(production.scriptPath).toMatch(/index\.js$/);
+    for (const entry of kept(cache)) plant(cache, entry, entry);
+    expect(planted(buildWorker("wrangler.toml", { into: join(scratch, "l"), cache, root: copy }) as Built)).toBeDefined();
+
+    // The roster is no input of esbuild's: the [build] step compiles it into .build/, which the entry imports.
+    const prefix = `http://127.0.0.1:8790/planted-${randomUUID()}/`;
+    edit(copy, "strad.dev.yaml", (t) => t.replaceAll("http://127.0.0.1:8790/scripted/", prefix));
+    const rebuilt = buildWorker("wrangler.toml", { into: join(scratch, "m"), cache, root: copy }) as Built;
+    expect(planted(rebuilt)).toBeUndefined();
+    expect(readFileSync(rebuilt.scriptPath, "utf8")).toContain(prefix);
+    expect(kept(cache)).toHaveLength(3);
+    // The production roster did not change: its build is the kept one.
+    expect(planted(buildWorker("wrangler.toml", { into: join(scratch, "n"), cache, root: copy, production: true }) as Built)).toBeDefined();
+    expect(kept(cache)).toHaveLength(3);
+    expect(leftovers(cache)).toEqual([]);
   },
   BUILDS_MS,
 );
@@ -86,7 +169,7 @@ it(
 it(
   "two processes asking at once for the same Worker share one build: one builds while the other waits for it",
   async () => {
-    const cache = join(scratch, "cache3");
+    const cache = join(scratch, "cache4");
     const stack = resolve("scripts/stack.mjs");
     const ask = (into: string) =>
       new Promise<{ code: number | null; out: string }>((done) => {
@@ -99,17 +182,17 @@ it(
         ].join("\n");
         execFile(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: BUILDS_MS }, (error, out, err) => done({ code: error === null ? 0 : 1, out: `${out}${err}` }));
       });
-    const [a, b] = await Promise.all([ask(join(scratch, "g")), ask(join(scratch, "h"))]);
+    const [a, b] = await Promise.all([ask(join(scratch, "o")), ask(join(scratch, "p"))]);
     expect(a).toMatchObject({ code: 0 });
     expect(b).toMatchObject({ code: 0 });
     expect(`${a.out}${b.out}`.match(/^built$/gm)).toEqual(["built"]);
-    expect(entries(cache)).toHaveLength(1);
-    expect(readdirSync(cache)).toEqual(entries(cache));
+    expect(kept(cache)).toHaveLength(1);
+    expect(leftovers(cache)).toEqual([]);
     // wrangler stamps each build's README with its time: one build, two copies of it.
     const stamp = (dir: string) => readFileSync(join(dir, "strad-approvals", "README.md"), "utf8");
-    expect(stamp(join(scratch, "g"))).toMatch(/generated at \d{4}-/);
-    expect(stamp(join(scratch, "g"))).toBe(stamp(join(scratch, "h")));
-    expect(files(join(scratch, "g", "strad-approvals"))).toEqual(files(join(scratch, "h", "strad-approvals")));
+    expect(stamp(join(scratch, "o"))).toMatch(/generated at \d{4}-/);
+    expect(stamp(join(scratch, "o"))).toBe(stamp(join(scratch, "p")));
+    expect(files(join(scratch, "o", "strad-approvals"))).toEqual(files(join(scratch, "p", "strad-approvals")));
   },
   BUILDS_MS,
 );
