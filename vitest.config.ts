@@ -69,6 +69,12 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 180_000,
           maxWorkers: UNIT_WORKERS,
+          // These files share each worker's modules too: most start workerd through Miniflare or read configs through
+          // wrangler's API, and loading those two anew in a fresh process for each of some sixty files was the largest
+          // share of the suite's CPU after the builds. A file stops what it started in its own hooks; a helper's
+          // per-file cleanup runs from a setup file (a helper's top-level hook would run for the first file only).
+          isolate: false,
+          setupFiles: ["test/setup/tree-copies.ts"],
         },
       },
       {

@@ -3,14 +3,13 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { afterEach } from "vitest";
 // @ts-expect-error: plain ESM helper without types
 import { ROOT } from "../../../scripts/workers.mjs";
 
 const LOCAL = ["node_modules", ".git", ".wrangler", ".xdg", ".bench", ".build", "test-output"];
 let copies: string[] = [];
 
-/** Copies the tree; every copy is removed after the test that made it. */
+/** Copies the tree; every copy is removed after the test that made it (test/setup/tree-copies.ts). */
 export function copyTree(): string {
   const dir = mkdtempSync(join(tmpdir(), "strad-tree-"));
   copies.push(dir);
@@ -25,10 +24,11 @@ export function copyTree(): string {
   return dir;
 }
 
-afterEach(() => {
+/** Removes every copy made so far: test/setup/tree-copies.ts calls it after each test of every file. */
+export function removeTreeCopies(): void {
   for (const dir of copies) rmSync(dir, { recursive: true, force: true });
   copies = [];
-});
+}
 
 export const edit = (root: string, file: string, change: (text: string) => string): void => writeFileSync(join(root, file), change(readFileSync(join(root, file), "utf8")));
 
