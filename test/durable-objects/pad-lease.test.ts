@@ -38,9 +38,14 @@ describe("the CallRegistry's pad lease", () => {
 
   it("is free again once it runs out, so a holder that died never locks a pad for good", async () => {
     const lease = await padObject();
-    expect(await lease.leasePad(A, 300)).toBe(true);
+    // 2 s: long enough that the refusal below is asked while the lease surely holds, even when a loaded machine holds
+    // an RPC for a few hundred milliseconds (300 ms once ran out between two of them), and B asks again just past it.
+    const HELD_MS = 2_000;
+    expect(await lease.leasePad(A, HELD_MS)).toBe(true);
+    // The object started the lease before its answer came back: it has run out HELD_MS after this, at the latest.
+    const granted = Date.now();
     expect(await lease.leasePad(B, PAD_LEASE_MS.request)).toBe(false);
-    await sleep(450);
+    await sleep(granted + HELD_MS + 150 - Date.now());
     expect(await lease.leasePad(B, PAD_LEASE_MS.request)).toBe(true);
   });
 
