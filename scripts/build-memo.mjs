@@ -23,7 +23,7 @@ import { ROOT } from "./workers.mjs";
 export const BUILD_META = "build-meta.json";
 
 /** How long a build waits for another process's build of the same arguments before it builds for itself. */
-export const BUILD_LOCK_WAIT_MS = 180_000;
+const BUILD_LOCK_WAIT_MS = 180_000;
 
 /** Files wrangler or esbuild may read beside the config that no metafile lists. */
 const BESIDE = ["package.json", "tsconfig.json", ".env"];
@@ -72,7 +72,7 @@ export function dryRun({ root, config, environment, extra = [], outdir, processE
  * to/BUILD_META` and returns what it printed (kept with the build: a caller reading the sizes gets them from a copy).
  * `cache`: the run's folder (STRAD_BUILD_CACHE), or nothing for a plain build.
  */
-export function memoBuild({ cache, root, config, args, customBuild, outdir, build }) {
+function memoBuild({ cache, root, config, args, customBuild, outdir, build }) {
   if (cache === undefined || cache === "") return build(outdir);
   const modules = relative(root, realpathSync(join(root, "node_modules")));
   const dir = join(cache, digest(JSON.stringify([args, modules])).slice(0, 24));
