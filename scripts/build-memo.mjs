@@ -4,8 +4,9 @@
 // after; without it (every operator's run) each build is a plain wrangler build.
 //
 // A build is reused only when everything it was made from is the same, byte for byte:
-// - wrangler's arguments (config, environment, entry, each --var) and where the tree's node_modules is from its root
-//   (esbuild names a module's path in the bundle's comments and in the size wrangler reports);
+// - wrangler's arguments (config, environment, entry, each --var), CLOUDFLARE_ENV and NODE_ENV, and where the tree's
+//   node_modules is from its root (esbuild names a module's path in the bundle's comments and in the size wrangler
+//   reports);
 // - every file esbuild read (its metafile's inputs: sources, the compiled roster, each node_modules file);
 // - every module wrangler attached beside the bundle by its rules (text, CSS, WASM): esbuild names each by the SHA-1
 //   of its content, and the memo keeps the source file that has that content, or keeps nothing;
@@ -48,11 +49,15 @@ function fileDigest(path) {
  */
 export function dryRun({ root, config, environment, extra = [], outdir, processEnv, cache = process.env.STRAD_BUILD_CACHE }) {
   const args = ["deploy", "--dry-run", "-c", config, ...(environment === undefined ? [] : ["--env", environment]), ...extra];
+  const env = processEnv ?? process.env;
   return memoBuild({
     cache,
     root,
     config,
     args,
+    // What else in wrangler's environment changes a build: the environment it picks without --env, and the
+    // process.env.NODE_ENV it defines into the bundle.
+    settings: [env.CLOUDFLARE_ENV ?? null, env.NODE_ENV ?? null],
     customBuild: cache ? createRequire(import.meta.url)("wrangler").unstable_readConfig({ config: join(root, config), env: environment }, { hideWarnings: true }).build : undefined,
     outdir,
     build: (to) =>
@@ -67,15 +72,16 @@ export function dryRun({ root, config, environment, extra = [], outdir, processE
 
 /**
  * Builds (or copies a kept build of) one Worker into `outdir` and returns what wrangler printed. `args`: wrangler's
- * arguments without --outdir and --metafile; `config`: the config's path from `root`; `customBuild`: the config's
+ * arguments without --outdir and --metafile; `settings`: what else of its environment keys the build; `config`: the
+ * config's path from `root`; `customBuild`: the config's
  * [build] command and cwd as wrangler reads them; `build(to)` runs wrangler with `--outdir to --metafile
  * to/BUILD_META` and returns what it printed (kept with the build: a caller reading the sizes gets them from a copy).
  * `cache`: the run's folder (STRAD_BUILD_CACHE), or nothing for a plain build.
  */
-function memoBuild({ cache, root, config, args, customBuild, outdir, build }) {
+function memoBuild({ cache, root, config, args, settings = [], customBuild, outdir, build }) {
   if (cache === undefined || cache === "") return build(outdir);
   const modules = relative(root, realpathSync(join(root, "node_modules")));
-  const dir = join(cache, digest(JSON.stringify([args, modules])).slice(0, 24));
+  const dir = join(cache, digest(JSON.stringify([args, settings, modules])).slice(0, 24));
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, "lock");
   const deadline = Date.now() + BUILD_LOCK_WAIT_MS;

@@ -3,7 +3,8 @@
 // wrangler arguments, is a copy of the first build in the caller's own folder, byte for byte a build into that folder
 // (its source map pointing there), whichever tree copy asks; a change to any file it was made from (a source, a
 // module wrangler attaches by its rules, the roster its [build] step compiles) builds again and carries the change;
-// a change to a file it was not made from does not; other arguments are a build of their own.
+// a change to a file it was not made from does not; other arguments, or a CLOUDFLARE_ENV or NODE_ENV of its own, are a
+// build of their own.
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +12,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
+import { dryRun } from "../../scripts/build-memo.mjs";
+// @ts-expect-error: plain ESM helper without types
 import { buildWorker } from "../../scripts/stack.mjs";
+// @ts-expect-error: plain ESM helper without types
+import { ROOT } from "../../scripts/workers.mjs";
 import { copyTree, edit } from "./helpers/tree";
 
 const CONFIG = "approvals/wrangler.toml";
@@ -86,6 +91,14 @@ it(
       expect({ ...copied, sourceRoot: null, sources: null }).toEqual({ ...built, sourceRoot: null, sources: null });
     }
     expect(first.scriptPath).not.toBe(second.scriptPath);
+
+    // The same arguments in an environment that changes what wrangler builds (its NODE_ENV define, the environment
+    // CLOUDFLARE_ENV picks): a build of its own.
+    const outdir = join(scratch, "c2");
+    const output = dryRun({ root: ROOT, config: CONFIG, outdir, processEnv: { ...process.env, NODE_ENV: "production-like" }, cache });
+    expect(output).toMatch(/--dry-run: exiting now/);
+    expect(planted({ scriptPath: "", modulesRoot: outdir })).toBeUndefined();
+    expect(kept(cache)).toHaveLength(2);
     expect(leftovers(cache)).toEqual([]);
   },
   BUILDS_MS,
