@@ -1,20 +1,26 @@
-// The Gmail fake as the dev stack runs it: inside the fakes Worker under workerd, mounted at /gmail/, spoken to by the bundle's own Gmail client.
+// The Gmail fake as the e2e stack runs it: inside the fakes Worker on workerd, mounted at /gmail/, spoken to by the bundle's own Gmail client.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GmailClient } from "../../../bundles/google/google.client";
 import { base64UrlEncode, buildMime } from "../../../bundles/google/google.mime";
 // @ts-expect-error: plain ESM helper without types
-import { startWorkers } from "../../../scripts/stack.mjs";
+import { buildWorker, startRuntime } from "../../../scripts/stack.mjs";
 import { PERSON } from "./helpers";
 
-let stack: { stop: () => Promise<void>; ports: Record<string, number> };
+let stack: { stop: () => Promise<void>; url: string } | undefined;
 let origin = "";
+const dir = mkdtempSync(join(tmpdir(), "strad-fakes-"));
 
+// Built as the e2e stack builds it (with its .dev.vars) and run on workerd through Miniflare, as the stack runs it.
 beforeAll(async () => {
-  stack = await startWorkers([{ name: "fakes", port: 0, configs: ["test/fakes/wrangler.toml"] }]);
-  origin = `http://127.0.0.1:${stack.ports.fakes}`;
+  stack = await startRuntime([buildWorker("test/fakes/wrangler.toml", { into: dir })]);
+  origin = (stack as { url: string }).url;
 }, 180_000);
 afterAll(async () => {
   await stack?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("the Gmail fake in the fakes Worker", { timeout: 60_000 }, () => {
