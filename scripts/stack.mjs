@@ -12,8 +12,9 @@
 //     suite's own stack and checks that it comes up and answers through the gateway.
 // Beside them, both ways, the Rustpad fake on 8791 (test/fakes/rustpad/): a Node process, since the pads bundle
 // opens a WebSocket to it, and a WebSocket server for another runtime's Worker is simplest as a plain Node one.
-// (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts any Workers
-// under `wrangler dev`; tests of one Worker start it alone on free ports.
+// (The e2e tests run the scripted approval endpoint on 8790 themselves.) startWorkers() starts Workers under
+// `wrangler dev` for startDevStack(); tests of one Worker build it (buildWorker) and start it alone on a free port
+// (startRuntime).
 import { spawn } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
