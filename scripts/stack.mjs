@@ -364,9 +364,12 @@ let starts = Promise.resolve();
  * `onOutput` a line at a time (scripts/bench-gc.mjs).
  */
 export async function startRuntime(workers, { port = 0, onOutput, inspect = [], v8Flags = LOCAL_V8_FLAGS, lineBuffered = false } = {}) {
-  const chosen = port === 0 ? await freePort() : port;
+  // Port 0 is bound by workerd itself, which tells Miniflare the port it got: a port probed free here first could be
+  // taken (by another process's listener or an outgoing connection's ephemeral port) before workerd binds it.
+  const chosen = port;
   // The bench reads some isolates' heaps through workerd's inspector (scripts/bench-heap.mjs); nothing else opens it.
-  const inspectorPort = inspect.length > 0 ? await freePort() : undefined;
+  // 0 again: Miniflare's inspector proxy listens where the system puts it, read back once the runtime is ready.
+  const inspectorPort = inspect.length > 0 ? 0 : undefined;
   // V8 flags go in workerd's config, which Miniflare writes without them: a wrapper adds them
   // (scripts/workerd-v8-flags.sh). Miniflare reads its runtime command from the environment when it spawns workerd,
   // before it is ready, so one start at a time has the environment, and puts it back before the next.
@@ -376,7 +379,9 @@ export async function startRuntime(workers, { port = 0, onOutput, inspect = [], 
     () => undefined,
   );
   const mf = await turn;
-  return { url: `http://127.0.0.1:${chosen}`, miniflare: mf, inspectorPort, stop: () => mf.dispose() };
+  const url = (await mf.ready).origin;
+  const inspectorAt = inspectorPort === undefined ? undefined : Number(new URL(await mf.getInspectorURL()).port);
+  return { url, miniflare: mf, inspectorPort: inspectorAt, stop: () => mf.dispose() };
 }
 
 async function startOne(workers, { chosen, onOutput, inspect, inspectorPort, v8Flags, lineBuffered }) {

@@ -82,6 +82,19 @@ function makeCertificates(dir) {
 export async function startDovecot({ port = DOVECOT_PORT, tlsPort = DOVECOT_TLS_PORT, users = DEV_USERS, tls = true, seed = true } = {}) {
   const missing = dovecotMissing();
   if (missing !== undefined) throw new Error(missing);
+  // A port probed free can be taken before Dovecot binds it (the suite's own loopback connections draw from the same
+  // range), so a start on ports this script picked gets two more tries on new ones; a port the caller named does not.
+  const picked = port === 0 || (tls && tlsPort === 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce({ port, tlsPort, users, tls, seed });
+    } catch (error) {
+      if (!picked || attempt >= 3 || !/Address already in use/.test(String(error?.message))) throw error;
+    }
+  }
+}
+
+async function startOnce({ port, tlsPort, users, tls, seed }) {
   const chosen = port === 0 ? await freePort() : port;
   const chosenTls = tls ? (tlsPort === 0 ? await freePort() : tlsPort) : 0;
   for (const p of [chosen, chosenTls].filter((p) => p !== 0)) {
