@@ -1,7 +1,7 @@
 // Each tools/call runs inside a scope holding that call's request, channel and signal, so two calls in
 // flight in one isolate never see each other's approval address (docs/rules.md R-CHAN-8).
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type AskChannel, CHANNEL_META_KEY, type Channel, ChannelSchema, type ClientChannel, type FallbackChannel } from "../../contract/channel";
+import { type AskChannel, CHANNEL_META_KEY, type Channel, type ClientChannel, type FallbackChannel, parseChannel } from "../../contract/channel";
 import { CLIENT_CAPABILITIES_META_KEY, elicitationModes, isPlainObject } from "../../contract/tool-call";
 
 export type SkipChannel = Extract<Channel, { skip: true }>;
@@ -119,9 +119,8 @@ export function readChannel(meta: unknown): ChannelState {
   if (typeof meta !== "object" || meta === null || !(CHANNEL_META_KEY in meta)) return { kind: "none" };
   const raw = (meta as Record<string, unknown>)[CHANNEL_META_KEY];
   if (raw === undefined) return { kind: "none" };
-  const parsed = ChannelSchema.safeParse(raw);
-  if (!parsed.success) return { kind: "refused", reason: "malformed channel", malformed: true };
-  const channel = parsed.data;
+  const channel = parseChannel(raw);
+  if (channel === undefined) return { kind: "refused", reason: "malformed channel", malformed: true };
   if ("refused" in channel) return { kind: "refused", reason: channel.refused, slug: channel.slug, ...(channel.caller === undefined ? {} : { caller: channel.caller }) };
   if ("skip" in channel) return { kind: "skip", channel };
   if ("url" in channel) return { kind: "ask", channel };

@@ -9,6 +9,7 @@
 // checked against Rustpad's own alphabet and length before anything is sent (docs/rules.md R-PAD-1). A session reads
 // and follows the pad; its one way to change the pad is `edit` / `setLanguage`, which hand the send to the kit's
 // send gate (docs/rules.md R-PAD-6): the frame leaves only once the gate has let the write through.
+import { readCappedText } from "../../contract/body";
 import { slugNamespace } from "../../contract/slug";
 import { cleanLine } from "../../contract/text";
 import { isSecureOrLoopback } from "../../contract/url-policy";
@@ -81,22 +82,15 @@ export function newPadId(): string {
   return id;
 }
 
+/**
+ * Rustpad's answer as text, at most MAX_HTTP_BYTES of it (contract/body.ts): an answer that declares its length is
+ * read natively, one that declares more than the cap is not read at all, and one without (chunked, or encoded) is
+ * read chunk by chunk and cancelled one chunk past the cap.
+ */
 async function readCapped(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return "";
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
-  for (;;) {
-    const chunk = await reader.read();
-    if (chunk.done) return text + decoder.decode();
-    size += chunk.value.byteLength;
-    if (size > MAX_HTTP_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new PadError(`Rustpad's answer is larger than ${MAX_HTTP_BYTES} bytes`);
-    }
-    text += decoder.decode(chunk.value, { stream: true });
-  }
+  const text = await readCappedText(response, MAX_HTTP_BYTES);
+  if (text.ok) return text.value;
+  throw new PadError(text.tooLarge ? `Rustpad's answer is larger than ${MAX_HTTP_BYTES} bytes` : "Rustpad's answer could not be read");
 }
 
 /**
