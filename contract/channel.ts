@@ -48,7 +48,14 @@ const FallbackChannelSchema = z.strictObject({ slug: z.string(), fallback: Fallb
 // X-Elicitation-Url. The bundle answers input_required with a sealed requestState; the caller is what the seal binds.
 // `fallback` as the slug declares it: under its bundle's ELICITATION=false the dialog is off here too, and the call
 // takes the two-call token where the slug allows it (R-PAD-7), or is refused.
-const ClientAskSchema = z.strictObject({ slug: z.string(), ask: z.literal("client"), ttlMs: z.number().int().positive(), call: CallRefSchema, caller: z.string().regex(CALLER_ID), fallback: FallbackSchema.optional() });
+const ClientAskSchema = z.strictObject({
+  slug: z.string(),
+  ask: z.literal("client"),
+  ttlMs: z.number().int().positive(),
+  call: CallRefSchema,
+  caller: z.string().regex(CALLER_ID),
+  fallback: FallbackSchema.optional(),
+});
 
 export const ChannelSchema = z.union([AskAtUrlSchema, RefusedSchema, SkipSchema, FallbackChannelSchema, ClientAskSchema]);
 export type Channel = z.infer<typeof ChannelSchema>;
@@ -110,7 +117,10 @@ const strict =
 const callRef = strict({ scope: minLength(1), key: minLength(1), nonce: minLength(16) });
 /** Each form by the key only it has: every form is strict, so an entry holding one of these can only be that form, or none. */
 const FORM_BY_KEY: readonly (readonly [string, Field])[] = [
-  ["url", strict({ slug: str, url: viaZod(URL_CHECK), ttlMs: positiveInt, headers: viaZod(HEADERS_CHECK), call: callRef, caller: callerId, fallback: literal("token") }, ["call", "caller", "fallback"])],
+  [
+    "url",
+    strict({ slug: str, url: viaZod(URL_CHECK), ttlMs: positiveInt, headers: viaZod(HEADERS_CHECK), call: callRef, caller: callerId, fallback: literal("token") }, ["call", "caller", "fallback"]),
+  ],
   ["refused", strict({ slug: str, refused: minLength(1), caller: callerId }, ["caller"])],
   ["skip", strict({ slug: str, skip: literal(true), ttlMs: positiveInt, call: callRef, caller: callerId }, ["ttlMs", "call", "caller"])],
   ["reason", strict({ slug: str, fallback: literal("token"), reason: minLength(1), ttlMs: positiveInt, call: callRef, caller: callerId }, ["caller"])],

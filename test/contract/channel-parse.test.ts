@@ -69,7 +69,9 @@ describe("parseChannel", () => {
         const { [key]: _dropped, ...rest } = raw;
         variants.push(rest, { ...raw, [key]: WRONG[key] });
       }
-      for (const key of Object.keys(WRONG)) if (!(key in raw)) variants.push({ ...raw, [key]: (VALID.url as Record<string, unknown>)[key] ?? (VALID.client as Record<string, unknown>)[key] ?? (VALID.fallback as Record<string, unknown>)[key] ?? true });
+      for (const key of Object.keys(WRONG))
+        if (!(key in raw))
+          variants.push({ ...raw, [key]: (VALID.url as Record<string, unknown>)[key] ?? (VALID.client as Record<string, unknown>)[key] ?? (VALID.fallback as Record<string, unknown>)[key] ?? true });
       variants.push({ ...raw, extra: 1 });
       for (const variant of variants) {
         sameVerdict(variant);
