@@ -29,8 +29,9 @@ const SEEDER = 1_000_000;
 
 /** @param {import("node:http").ServerResponse} res @param {number} status @param {unknown} body */
 function json(res, status, body) {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /** @param {import("node:http").IncomingMessage} req */
@@ -149,8 +150,10 @@ export async function startRustpadFake({ port = RUSTPAD_FAKE_PORT, host = "127.0
       if (req.method === "GET" && path === "/healthz") return res.end("ok");
       let m = /^\/api\/text\/([^/]+)$/.exec(path);
       if (req.method === "GET" && m) {
-        res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
-        return res.end(pads.get(decodeURIComponent(m[1]))?.text ?? "");
+        // Rustpad answers with a whole String (warp), so hyper declares its length; writeHead alone would send it chunked.
+        const text = pads.get(decodeURIComponent(m[1]))?.text ?? "";
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(text) });
+        return res.end(text);
       }
       if (req.method === "GET" && path === "/api/stats") return json(res, 200, { start_time: startTime, num_documents: pads.size });
       if (req.method === "GET" && path === "/_fake/edits") {
