@@ -96,6 +96,34 @@ export function mountProblem(manifest: BundleManifest | undefined, path: string,
   return undefined;
 }
 
+/** The variables mountProblem reads for a mount: its per-slug secrets and its tool-group setting. */
+function mountVariables(manifest: BundleManifest, mount: string): string[] {
+  const namespace = slugNamespace(mount);
+  return [...(manifest.mounts === PER_SLUG ? (manifest.secrets ?? []) : []), ...(manifest.toolGroups === undefined ? [] : [manifest.toolGroups.variable])].map((name) => `${namespace}${name}`);
+}
+
+/** How many mounts' answers one bundle keeps (a per-slug bundle answers any /<slug>). */
+const MAX_REMEMBERED_MOUNTS = 256;
+
+/**
+ * mountProblem, remembered per mount with the values of the variables it read: the answer depends on nothing else,
+ * so a request whose env holds the same values gets the same answer without the strings and sets that building it
+ * again cost every call of a per-slug or tool-grouped bundle.
+ */
+function rememberedMountProblem(manifest: BundleManifest | undefined): (path: string, env: Record<string, unknown>) => string | undefined {
+  if (manifest === undefined) return () => undefined;
+  const known = new Map<string, { names: string[]; values: unknown[]; answer: string | undefined }>();
+  return (path, env) => {
+    let entry = known.get(path);
+    if (entry !== undefined && entry.names.every((name, i) => env[name] === entry?.values[i])) return entry.answer;
+    const names = entry?.names ?? mountVariables(manifest, path.slice(1));
+    entry = { names, values: names.map((name) => env[name]), answer: mountProblem(manifest, path, env) };
+    if (known.size >= MAX_REMEMBERED_MOUNTS && !known.has(path)) known.clear();
+    known.set(path, entry);
+    return entry.answer;
+  };
+}
+
 /**
  * A call that put its question to the client (bundles/kit/confirm.ts askAtClient) answers with that question, whatever
  * its tool made of the "not approved" it was told (a refusal's text, a 1Password read with every secret withheld): the
@@ -125,6 +153,7 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
   if (typeof manifest?.mounts === "string" && !perSlug) throw new Error(`bundle.json's mounts is a list of paths or "${PER_SLUG}"`);
   if (perSlug && (manifest?.secrets ?? []).length === 0) throw new Error(`a "${PER_SLUG}" bundle lists the secrets that give a slug its mount`);
 
+  const problemOf = rememberedMountProblem(manifest);
   const handlers = new Map<string, ReturnType<typeof createMcpHandler>>();
   // The lane's table per mount path, learnt from the servers its factory builds, and learnt again whenever the
   // isolate is handed another env object (bundles/kit/lane.ts).
@@ -163,7 +192,7 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
       const sw = switchOf === undefined ? undefined : logSwitchOnce(switchOf.bundle, env);
       const path = new URL(request.url).pathname;
       if (!serves(path)) return rpcError(404, -32601, `no mount at ${path}`);
-      const problem = sw !== undefined && !sw.ok ? sw.reason : mountProblem(manifest, path, env);
+      const problem = sw !== undefined && !sw.ok ? sw.reason : problemOf(path, env);
       if (problem !== undefined && request.method !== "POST") return rpcError(404, MOUNT_UNAVAILABLE, problem);
       const scope: CallScope = { mount: path.slice(1), signal: request.signal, waitUntil: (p) => ctx.waitUntil(p), env };
       if (request.method !== "POST") return runInScope(scope, () => handlerOf(path).fetch(request));

@@ -74,6 +74,34 @@ describe("a per-slug bundle", () => {
     }
   });
 
+  it("answers each request by its own env's values, however the same env object and others alternate (the answer is remembered per mount)", async () => {
+    const shared: Record<string, unknown> = { ...OWN };
+    const states: [string, Record<string, unknown>, RegExp | string[]][] = [
+      ["served", OWN, ["look"]],
+      ["a secret unset", { MAIL_ONE__KIT_ID: "id-one-value" }, /MAIL_ONE__KIT_KEY is not set$/],
+      ["a secret blank", { ...OWN, MAIL_ONE__KIT_KEY: " " }, /MAIL_ONE__KIT_KEY is not set$/],
+      ["groups that name none", { ...OWN, MAIL_ONE__KIT_GROUPS: "nope" }, /MAIL_ONE__KIT_GROUPS names something that is not a tool group/],
+      ["groups that name writes", { ...OWN, MAIL_ONE__KIT_GROUPS: "writes" }, ["look", "change"]],
+    ];
+    let seed = 31;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed;
+    };
+    for (let i = 0; i < 60; i++) {
+      const [name, values, expected] = states[next() % states.length] as (typeof states)[number];
+      // Half the time the same object, its values changed in place; half the time a fresh one.
+      let env: Record<string, unknown> = { ...values };
+      if (next() % 2 === 0) {
+        for (const key of Object.keys(shared)) delete shared[key];
+        Object.assign(shared, values);
+        env = shared;
+      }
+      if (Array.isArray(expected)) expect((await listBundle(bundle, "mail-one", env)).map((t) => t.name), `${i}: ${name}`).toEqual(expected);
+      else expect(((await post(bundle, "/mail-one", { jsonrpc: "2.0", id: i, method: "tools/list" }, env)).json.error as { message?: string }).message, `${i}: ${name}`).toMatch(expected);
+    }
+  });
+
   it("refuses a manifest whose mounts is another word, or a per-slug one without secrets", () => {
     expect(() => serveBundle({ manifest: { mounts: "every-slug" }, server: groupedServer })).toThrow(/a list of paths or "per-slug"/);
     expect(() => serveBundle({ manifest: { mounts: "per-slug", secrets: [] }, server: groupedServer })).toThrow(/lists the secrets/);
