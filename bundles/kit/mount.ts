@@ -113,14 +113,18 @@ const MAX_REMEMBERED_MOUNTS = 256;
 function rememberedMountProblem(manifest: BundleManifest | undefined): (path: string, env: Record<string, unknown>) => string | undefined {
   if (manifest === undefined) return () => undefined;
   const known = new Map<string, { names: string[]; values: unknown[]; answer: string | undefined }>();
+  const unchanged = (entry: { names: string[]; values: unknown[] }, env: Record<string, unknown>): boolean => {
+    for (let i = 0; i < entry.names.length; i++) if (env[entry.names[i] as string] !== entry.values[i]) return false;
+    return true;
+  };
   return (path, env) => {
-    let entry = known.get(path);
-    if (entry !== undefined && entry.names.every((name, i) => env[name] === entry?.values[i])) return entry.answer;
+    const entry = known.get(path);
+    if (entry !== undefined && unchanged(entry, env)) return entry.answer;
     const names = entry?.names ?? mountVariables(manifest, path.slice(1));
-    entry = { names, values: names.map((name) => env[name]), answer: mountProblem(manifest, path, env) };
+    const answer = mountProblem(manifest, path, env);
     if (known.size >= MAX_REMEMBERED_MOUNTS && !known.has(path)) known.clear();
-    known.set(path, entry);
-    return entry.answer;
+    known.set(path, { names, values: names.map((name) => env[name]), answer });
+    return answer;
   };
 }
 

@@ -97,7 +97,11 @@ describe("a per-slug bundle", () => {
         Object.assign(shared, values);
         env = shared;
       }
-      if (Array.isArray(expected)) expect((await listBundle(bundle, "mail-one", env)).map((t) => t.name), `${i}: ${name}`).toEqual(expected);
+      if (Array.isArray(expected))
+        expect(
+          (await listBundle(bundle, "mail-one", env)).map((t) => t.name),
+          `${i}: ${name}`,
+        ).toEqual(expected);
       else expect(((await post(bundle, "/mail-one", { jsonrpc: "2.0", id: i, method: "tools/list" }, env)).json.error as { message?: string }).message, `${i}: ${name}`).toMatch(expected);
     }
   });
