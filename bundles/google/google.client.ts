@@ -74,10 +74,17 @@ export function endpointsFor(env: Record<string, unknown>): Endpoints {
 }
 
 interface CachedToken {
-  /** Which credentials minted it: a rotated secret must not be served an old token. */
-  source: string;
+  /**
+   * Which credentials minted it, the env's own strings (no copy joined from them per request): a rotated secret must
+   * not be served an old token.
+   */
+  source: Credentials & { tokenUrl: string };
   token: string;
   expiresAt: number;
+}
+
+function sameSource(a: CachedToken["source"], tokenUrl: string, { clientId, clientSecret, refreshToken }: Credentials): boolean {
+  return a.tokenUrl === tokenUrl && a.clientId === clientId && a.clientSecret === clientSecret && a.refreshToken === refreshToken;
 }
 
 const tokens = new Map<string, CachedToken>();
@@ -136,9 +143,8 @@ export class GmailClient {
   /** A valid access token for this mount: the cached one, or a fresh one from the refresh token. */
   async accessToken(signal: AbortSignal): Promise<string> {
     const { clientId, clientSecret, refreshToken } = this.credentials;
-    const source = `${this.endpoints.tokenUrl}\n${clientId}\n${clientSecret}\n${refreshToken}`;
     const cached = tokens.get(this.mount);
-    if (cached !== undefined && cached.source === source && cached.expiresAt > Date.now()) return cached.token;
+    if (cached !== undefined && cached.expiresAt > Date.now() && sameSource(cached.source, this.endpoints.tokenUrl, this.credentials)) return cached.token;
     let response: Response;
     try {
       response = await this.doFetch(this.endpoints.tokenUrl, {
@@ -157,7 +163,7 @@ export class GmailClient {
     if (typeof token !== "string" || !TOKEN_SHAPE.test(token)) throw new GmailError("the Gmail token endpoint gave no usable access token");
     const lifetimeMs = typeof body?.expires_in === "number" && body.expires_in > 0 ? body.expires_in * 1000 : 300_000;
     // Renew a little early so a token never expires between the check and the request.
-    tokens.set(this.mount, { source, token, expiresAt: Date.now() + lifetimeMs - Math.min(60_000, lifetimeMs / 2) });
+    tokens.set(this.mount, { source: { tokenUrl: this.endpoints.tokenUrl, clientId, clientSecret, refreshToken }, token, expiresAt: Date.now() + lifetimeMs - Math.min(60_000, lifetimeMs / 2) });
     return token;
   }
 

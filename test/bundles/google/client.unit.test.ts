@@ -1,6 +1,6 @@
 // The Gmail client and the read tools against the fake: token exchange cached per mount until expiry, each mount's own credentials only, endpoints, and what search, message, thread and draft reads answer.
 import { describe, expect, it } from "vitest";
-import { credentialsFor, DEFAULT_API_BASE, DEFAULT_TOKEN_URL, endpointsFor, GmailClient } from "../../../bundles/google/google.client";
+import { credentialsFor, DEFAULT_API_BASE, DEFAULT_TOKEN_URL, endpointsFor, forgetTokens, GmailClient } from "../../../bundles/google/google.client";
 import { SECRET_MARKER } from "../../fakes/gmail/gmail.fake";
 import { AGENT, harness, PERSON, requestsTo } from "./helpers";
 
@@ -52,6 +52,46 @@ describe("access tokens", () => {
     const { answer } = await read("get_message", { message_id: "msg-agent-1" }, { env: rotated });
     expect(answer.isError, answer.text).toBe(false);
     expect(tokenRequests().map((r) => r.clientId)).toEqual([PERSON.clientId, AGENT.clientId]);
+  });
+
+  it("are minted afresh when any one of the token URL, client id, client secret or refresh token changes, and only then", async () => {
+    forgetTokens();
+    const minted: string[] = [];
+    const doFetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input);
+      if (url.endsWith("/token")) {
+        minted.push(`${url} ${String(init?.body)}`);
+        return Response.json({ access_token: `token-${minted.length}`, expires_in: 3600 });
+      }
+      return Response.json({ emailAddress: "x@example.com" });
+    };
+    const base = { clientId: "id", clientSecret: "secret", refreshToken: "refresh" };
+    const endpoints = { apiBase: "https://gmail.example", tokenUrl: "https://oauth.example/token" };
+    const tokenOf = (credentials: typeof base, at = endpoints) => new GmailClient("gmail-a", credentials, at, doFetch).accessToken(new AbortController().signal);
+    expect(await tokenOf(base)).toBe("token-1");
+    // The same values in other strings (as a new env object holds them) are the same credentials.
+    expect(await tokenOf({ clientId: ["i", "d"].join(""), clientSecret: `${"sec"}ret`, refreshToken: "refresh".slice(0) })).toBe("token-1");
+    let expected = 1;
+    // Each change is made from the credentials just used, so only the one field differs from the cached token's.
+    const changes: [typeof base, typeof endpoints][] = [
+      [{ ...base, clientId: "id2" }, endpoints],
+      [base, endpoints],
+      [{ ...base, clientSecret: "secret2" }, endpoints],
+      [base, endpoints],
+      [{ ...base, refreshToken: "refresh2" }, endpoints],
+      [base, endpoints],
+      [base, { ...endpoints, tokenUrl: "https://oauth2.example/token" }],
+      [base, endpoints],
+      // Fields that would join to the same text are still other credentials.
+      [{ clientId: "a\nb", clientSecret: "c", refreshToken: "r" }, endpoints],
+      [{ clientId: "a", clientSecret: "b\nc", refreshToken: "r" }, endpoints],
+    ];
+    for (const [credentials, at] of changes) {
+      expect(await tokenOf(credentials, at), JSON.stringify([credentials, at])).toBe(`token-${++expected}`);
+      expect(await tokenOf(credentials, at)).toBe(`token-${expected}`);
+    }
+    expect(minted).toHaveLength(expected);
+    forgetTokens();
   });
 
   it("fail naming the token endpoint's status and none of its body", async () => {
