@@ -17,7 +17,7 @@ import { type DeclaredAnnotations, declareGuard, refusal } from "../kit/guard";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "../kit/keepalive";
 import { PromptRefusal } from "../kit/prompt";
 import { type CallScope, type CallState, currentScope } from "../kit/scope";
-import { jsonSchemaOnce, registerTools, type ToolEntry } from "../kit/tools";
+import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
 import { buildFlowPrompt, checkPayload, MAX_PURPOSE_CHARS } from "./approval-flow.prompt";
 import type { FlowRecord, FlowStatus, FlowStoreApi, NewFlow, Settled } from "./approval-flow.store";
 
@@ -513,8 +513,10 @@ async function applyOwn(r: Ready, start: FlowRecord): Promise<CallToolResult> {
 
 // Every tool's definition, schema and handler is built once per isolate, not per request: the SDK serves one exchange
 // per server, so the bundle builds a server for each request, and nothing of a tool's definition depends on the
-// request. A handler reads its mount, env and call from the call's scope. No tool is a plain one the kit's lane may
-// serve: each is a confirmed tool, resting on the caller's approval channel, and stays on the SDK's path.
+// request. A handler reads its mount, env and call from the call's scope. Every tool is a confirmed one, resting on the
+// caller's approval channel. check_status is also a plain tool the kit's lane may serve (bundles/kit/tools.ts): it reads
+// the channel from the call's scope, as the SDK's path would hand it, asks nobody and sends no notification (its one
+// poll is a plain one); await_approval sends keepalives, and request_approval and apply ask or act, so they stay the SDK's.
 
 const IdInput = jsonSchemaOnce(z.object({ elicitationId: z.string().min(1).max(128).describe("The elicitationId request_approval answered.") }));
 
@@ -554,11 +556,23 @@ function flowTool(name: string, config: { description: string; inputSchema: z.Zo
   };
 }
 
+/** A confirmed tool that asks nobody and sends no notification: registered as flowTool does, and served by the kit's lane too. */
+function flowReadTool(name: string, config: typeof CHECK_STATUS, run: (args: { elicitationId: string }) => Promise<CallToolResult>): ToolEntry {
+  const entry = plainTool(name, config, run);
+  return {
+    ...entry,
+    register: (server) => {
+      declareGuard(server, CONFIRMED_TOOLS, name, "always");
+      entry.register(server);
+    },
+  };
+}
+
 /** Every tool of the bundle, in the order its mount lists them. */
 const FLOW_TOOLS: readonly ToolEntry[] = [
   flowTool("request_approval", REQUEST_APPROVAL, requestApproval),
   flowTool("await_approval", AWAIT_APPROVAL, awaitApproval),
-  flowTool("check_status", CHECK_STATUS, checkStatus),
+  flowReadTool("check_status", CHECK_STATUS, checkStatus),
   flowTool("apply", APPLY, apply),
 ];
 

@@ -1,6 +1,7 @@
-// Covers the Approval Flow bundle beside the kit's lane (bundles/kit/lane.ts): every tool is a confirmed one, so the
-// lane takes none of its calls, with or without a channel, valid or invalid, and the bundle answers each byte for byte
-// as the SDK's path does; and every tool's schema is built once per isolate.
+// Covers the Approval Flow bundle beside the kit's lane (bundles/kit/lane.ts): every tool is a confirmed one; the lane
+// takes check_status calls whose arguments check (it asks nobody and sends no notification) and no other tool's, with
+// or without a channel, valid or invalid; the bundle answers each call byte for byte as the SDK's path does, a request
+// pending, approved, rejected or made on another session included; and every tool's schema is built once per isolate.
 import type { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { approvalFlowServer } from "../../../bundles/approval-flow/approval-flow.tools";
@@ -11,7 +12,10 @@ import { askChannel } from "../kit/helpers/bundle";
 import { answer, both, call, envelope, list, params, type Raw, withBody } from "../kit/helpers/lane";
 import { memoryFlows } from "./helpers";
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllGlobals();
+});
 
 const lanes = { on: serveBundle({ manifest, server: approvalFlowServer }), off: serveBundle({ manifest, server: approvalFlowServer }, { fastLane: false }) };
 const ID = "00000000-0000-4000-8000-000000000000";
@@ -44,15 +48,16 @@ const CALLS: Raw[] = [
 ];
 
 describe("the Approval Flow bundle beside the lane", () => {
-  it("answers every call as the SDK does, and the lane takes none: every tool is a confirmed one", async () => {
+  it("answers every call as the SDK does, and the lane takes only check_status calls whose arguments check", async () => {
     await answer(lanes.on, list(PATH), env);
     const taken: string[] = [];
     for (const raw of CALLS) {
       const { on, off } = await both(raw, lanes, env);
       expect(on.text, raw.label).toBe(off.text);
+      expect(off.servers, raw.label).toBe(1);
       if (on.servers === 0) taken.push(raw.label);
     }
-    expect(taken).toEqual([]);
+    expect(taken).toEqual([(CALLS[5] as Raw).label, (CALLS[12] as Raw).label]);
     // The calls ran their tools: refused without a channel, and an unknown id on one.
     expect((await both(CALLS[0] as Raw, lanes, env)).on.text).toContain("Refused: ");
     expect((await both(CALLS[12] as Raw, lanes, env)).on.text).toContain("Not found: ");
@@ -66,5 +71,49 @@ describe("the Approval Flow bundle beside the lane", () => {
       expect(tools(a)[name]?.inputSchema, name).toBeDefined();
       expect(tools(a)[name]?.inputSchema, name).toBe(tools(b)[name]?.inputSchema);
     }
+  });
+
+  it("answers check_status of a request pending, approved, rejected or made on another session as the SDK does, on the lane", async () => {
+    // An approval service that takes every prompt and answers each poll as `decisions` says for its request.
+    const SERVICE = "https://approvals.test/s/session-1/";
+    const decisions = new Map<string, Record<string, unknown>>();
+    const polls: string[] = [];
+    vi.stubGlobal("fetch", async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (!url.startsWith("https://approvals.test/")) throw new TypeError(`unexpected fetch ${url}`);
+      if ((init?.method ?? "GET") === "POST") return Response.json({});
+      polls.push(url);
+      return Response.json(decisions.get(url.slice(url.lastIndexOf("/") + 1)) ?? { action: "pending", content: null });
+    });
+    const channel = askChannel(SERVICE, { slug: "approval-flow", call: ref, caller: "dev-session" });
+    const bodyOf = (text: string) => JSON.parse(text.slice(text.indexOf("\n") + 1)) as { result: { content: { text: string }[] } };
+    /** Asks for approval on the SDK's path (the lane never takes it) and returns the elicitationId and the request id it polls. */
+    const requested = async (): Promise<{ id: string; requestId: string }> => {
+      const before = polls.length;
+      const made = await answer(lanes.off, onChannel(call(PATH, "request_approval", { purpose: "Deploy", payload: { v: 1 } }), channel, "on the service"), env);
+      const id = (JSON.parse(bodyOf(made).result.content[0]?.text as string) as { elicitationId: string }).elicitationId;
+      // The first check_status polls the request by the id the prompt was made under.
+      const first = await both(onChannel(call(PATH, "check_status", { elicitationId: id }), channel, "pending"), lanes, env);
+      expect(first.on.text).toBe(first.off.text);
+      expect(first.on.servers).toBe(0);
+      expect(JSON.parse(bodyOf(first.on.text).result.content[0]?.text as string)).toEqual({ status: "pending" });
+      const polled = polls.slice(before);
+      expect(polled).toHaveLength(2);
+      return { id, requestId: (polled[0] as string).slice((polled[0] as string).lastIndexOf("/") + 1) };
+    };
+    const statusOf = async (id: string, over: Record<string, unknown> = channel) => {
+      const { on, off } = await both(onChannel(call(PATH, "check_status", { elicitationId: id }), over, "settled"), lanes, env);
+      expect(on.text).toBe(off.text);
+      expect(on.servers).toBe(0);
+      return bodyOf(on.text).result.content[0]?.text as string;
+    };
+    const yes = await requested();
+    decisions.set(yes.requestId, { action: "accept", content: { confirm: true } });
+    expect(JSON.parse(await statusOf(yes.id))).toEqual({ status: "approved" });
+    const no = await requested();
+    decisions.set(no.requestId, { action: "decline", content: null });
+    expect(JSON.parse(await statusOf(no.id))).toEqual({ status: "rejected" });
+    // The same caller's request, asked after over another approval session: refused on both paths alike.
+    expect(await statusOf(yes.id, askChannel("https://approvals.test/s/session-2/", { slug: "approval-flow", call: ref, caller: "dev-session" }))).toMatch(/^Refused: /);
   });
 });
