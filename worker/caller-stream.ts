@@ -31,11 +31,16 @@ function endsFrame(chunk: Uint8Array): boolean {
 }
 
 /**
- * `holdMs`: how long the registry holds a claim. Probing goes on until then (and a little past it) even once the
- * caller has been vouched for, so a caller that leaves later in the hold is still noticed before the claim is
- * granted; only a drop in the last moments before the write can go unseen.
+ * `holdMs`: how long the registry holds a claim. Probing goes on even once the caller has been vouched for, for as
+ * long as the registry may still grant the claim: the hold, and then up to `graceMs` (CLAIM_CONFIRM_MAX_MS, past
+ * which the registry refuses a claim it has not granted). A registry that grants late (its isolate or the machine
+ * busy) grants a call whose caller left meanwhile only if that drop also went unseen by probes still running then:
+ * before, probing stopped at the hold's end, and under load a grant 600 ms later let a caller that left in between
+ * write (test/e2e/late-yes.race.test.ts). The call's answer ends the stream, and with it the probing, so a call
+ * that writes and returns is probed no longer than it takes; only a drop in the last moments before the write can go
+ * unseen.
  */
-export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: number = PROBES_FOR_LIVENESS, holdMs = 0): ProbedStream {
+export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: number = PROBES_FOR_LIVENESS, holdMs = 0, graceMs: number = CLAIM_CONFIRM_MAX_MS): ProbedStream {
   let controller: TransformStreamDefaultController<Uint8Array> | undefined;
   let atBoundary = true;
   /** The gateway's own frames that came while one of the SDK's was half written: they follow it. */
@@ -127,7 +132,7 @@ export function probedStream(intervalMs: number = PROBE_INTERVAL_MS, needed: num
           },
         };
         rounds.add(round);
-        until = Math.max(until, Date.now() + holdMs + 2 * intervalMs);
+        until = Math.max(until, Date.now() + holdMs + graceMs + 2 * intervalMs);
         tick();
         timer ??= setInterval(tick, intervalMs);
       });

@@ -41,7 +41,8 @@ function drain(readable: ReadableStream<Uint8Array>) {
 describe("probedStream", () => {
   it("writes no probe until a claim is on hold, then vouches for the caller once enough probes went out, and stops", async () => {
     const src = source();
-    const p = probedStream(5, 4);
+    // No hold and no grace: the round alone.
+    const p = probedStream(5, 4, 0, 0);
     const out = drain(src.stream.pipeThrough(p.transform));
     src.push('event: message\ndata: {"a":1}\n\n');
     await sleep(40);
@@ -58,7 +59,7 @@ describe("probedStream", () => {
 
   it("keeps probing through the registry's hold after vouching, so a caller that leaves later in the hold is still noticed", async () => {
     const src = source();
-    const p = probedStream(5, 2, 120);
+    const p = probedStream(5, 2, 120, 0);
     const out = drain(src.stream.pipeThrough(p.transform));
     const started = Date.now();
     expect(await p.probe()).toBe(true);
@@ -69,9 +70,34 @@ describe("probedStream", () => {
     await sleep(150);
     const afterHold = out.probes();
     await sleep(50);
-    expect(out.probes(), "no probe long after the hold").toBe(afterHold);
+    expect(out.probes(), "no probe long after the hold and the grace").toBe(afterHold);
     src.close();
     await out.done;
+  });
+
+  it("keeps probing past the hold for as long as the registry may still grant the claim late, and stops there or when the answer ends the stream", async () => {
+    const src = source();
+    // A 40 ms hold and 150 ms in which a late grant may still come (CLAIM_CONFIRM_MAX_MS in the gateway).
+    const p = probedStream(5, 2, 40, 150);
+    const out = drain(src.stream.pipeThrough(p.transform));
+    expect(await p.probe()).toBe(true);
+    await sleep(100);
+    const pastHold = out.probes();
+    await sleep(60);
+    expect(out.probes(), "R-GATE-10: probes go on after the hold while a grant may still come").toBeGreaterThan(pastHold + 3);
+    await sleep(150);
+    const pastGrace = out.probes();
+    await sleep(50);
+    expect(out.probes(), "no probe once no grant can come").toBe(pastGrace);
+    // A second claim's round starts a window of its own; the call's answer ends it at once.
+    expect(await p.probe()).toBe(true);
+    src.push('event: message\ndata: {"result":1}\n\n');
+    src.close();
+    await out.done;
+    const atEnd = out.probes();
+    await sleep(40);
+    expect(out.probes()).toBe(atEnd);
+    expect(await p.probe(), "the stream is over: nobody to vouch for").toBe(false);
   });
 
   it("never writes a probe inside an event that arrived in pieces", async () => {
