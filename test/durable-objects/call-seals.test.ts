@@ -49,10 +49,13 @@ describe("the CallRegistry's seal nonces", () => {
 
   it("drops a spent nonce once its seal expired, and keeps one whose seal has not", async () => {
     const s = await store();
-    await s.spendSeal(sealNonce(), Date.now() + 150);
+    // 2 s, so both spends land before the first seal expires even on a loaded machine (150 ms did not, once, in a
+    // full run under load: the second spend already pruned the first).
+    const expires = Date.now() + 2_000;
+    await s.spendSeal(sealNonce(), expires);
     await s.spendSeal(sealNonce(), Date.now() + 60_000);
     expect(await s.sealCount()).toBe(2);
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, expires + 100 - Date.now()));
     // The next spend prunes: the expired nonce goes, the live one stays, the new one joins.
     await s.spendSeal(sealNonce(), Date.now() + 60_000);
     expect(await s.sealCount()).toBe(2);
