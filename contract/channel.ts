@@ -66,7 +66,7 @@ export type ClientChannel = Extract<Channel, { ask: "client" }>;
 // parseChannel: the union's verdict by hand. Every call to a gated mount carries a channel, so the bundle reads one on
 // every such call, reads included; zod's union built a refusal for each form it tried first and a copy of every
 // level it accepted, about 4 KiB of such a call (docs/bench.md, part 7). The checks below are the forms' own, as zod
-// makes them (a number is finite, an int is a safe integer; an optional key may hold undefined; a strict object
+// makes them (a number is finite, an int is a safe integer; a length counts code points; an optional key may hold undefined; a strict object
 // refuses any other key its for-in yields); the URL and the headers record are left to zod, whose URL check also
 // trims what it accepts. test/contract/channel-parse.test.ts holds parseChannel to ChannelSchema's verdict and value.
 
@@ -76,10 +76,21 @@ const MISSING = Symbol("missing");
 type Field = (value: unknown) => unknown;
 
 const str: Field = (v) => (typeof v === "string" ? v : MISSING);
+/** Code points, as zod counts a string's length: a surrogate pair once, a lone surrogate as itself. */
+function codePoints(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      count--;
+      i++;
+    }
+  }
+  return count;
+}
 const minLength =
   (n: number): Field =>
   (v) =>
-    typeof v === "string" && v.length >= n ? v : MISSING;
+    typeof v === "string" && v.length >= n && (v.length >= 2 * n || codePoints(v) >= n) ? v : MISSING;
 const positiveInt: Field = (v) => (typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : MISSING);
 const literal =
   (value: unknown): Field =>
