@@ -11,7 +11,7 @@ import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 import { installConfirmSeam } from "./seam";
 import { logSwitchOnce } from "./switch";
-import { type ToolGroupSpec, toolGroupsFor } from "./tool-groups";
+import { type ToolGroupSpec, toolGroupsFor, toolGroupVariable } from "./tool-groups";
 
 export type MountFactory = (mount: string, env: Record<string, unknown>) => McpServer;
 
@@ -86,7 +86,7 @@ export function mountProblem(manifest: BundleManifest | undefined, path: string,
   if (manifest === undefined) return undefined;
   const mount = path.slice(1);
   if (manifest.mounts === PER_SLUG) {
-    const missing = (manifest.secrets ?? []).map((name) => `${slugNamespace(mount)}${name}`).filter((key) => !isSet(env[key]));
+    const missing = secretVariables(manifest, mount).filter((key) => !isSet(env[key]));
     if (missing.length > 0) return `no mount at ${path}: a mount is served at /<slug> for a slug with credentials of its own, and ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not set`;
   }
   if (manifest.toolGroups !== undefined) {
@@ -96,10 +96,14 @@ export function mountProblem(manifest: BundleManifest | undefined, path: string,
   return undefined;
 }
 
-/** The variables mountProblem reads for a mount: its per-slug secrets and its tool-group setting. */
+/** A per-slug mount's own secrets, by the variables that hold them: `<MOUNT>__<secret>`. */
+function secretVariables(manifest: BundleManifest, mount: string): string[] {
+  return (manifest.secrets ?? []).map((name) => `${slugNamespace(mount)}${name}`);
+}
+
+/** Every variable mountProblem reads for a mount, named as it names them: its per-slug secrets and its tool-group setting. */
 function mountVariables(manifest: BundleManifest, mount: string): string[] {
-  const namespace = slugNamespace(mount);
-  return [...(manifest.mounts === PER_SLUG ? (manifest.secrets ?? []) : []), ...(manifest.toolGroups === undefined ? [] : [manifest.toolGroups.variable])].map((name) => `${namespace}${name}`);
+  return [...(manifest.mounts === PER_SLUG ? secretVariables(manifest, mount) : []), ...(manifest.toolGroups === undefined ? [] : [toolGroupVariable(manifest.toolGroups, mount)])];
 }
 
 /** How many mounts' answers one bundle keeps (a per-slug bundle answers any /<slug>). */

@@ -21,8 +21,13 @@ export type ToolGroups =
  * The groups a mount serves: `<MOUNT>__<variable>`, a comma-separated list of group names (the union of their
  * tools), or the default when it is unset or empty. Any name that is not a group fails the whole mount closed.
  */
+/** The variable a mount's tool groups are read from: `<MOUNT>__<variable>`. */
+export function toolGroupVariable(spec: ToolGroupSpec, mount: string): string {
+  return `${slugNamespace(mount)}${spec.variable}`;
+}
+
 export function toolGroupsFor(spec: ToolGroupSpec, mount: string, env: Record<string, unknown>): ToolGroups {
-  const variable = `${slugNamespace(mount)}${spec.variable}`;
+  const variable = toolGroupVariable(spec, mount);
   const raw = env[variable];
   const allowed = Object.keys(spec.groups);
   const refuse = (why: string): ToolGroups => ({ ok: false, variable, reason: `${variable} ${why}; allowed: ${allowed.join(", ")} (comma-separated), or unset for ${spec.default}` });
