@@ -211,7 +211,7 @@ const utf8 = new TextEncoder();
 /**
  * The SDK's answer to a request it served: the result first, on both revisions. Its length is declared (a body a
  * Worker hands over a service binding carries no Content-Length unless the Worker sets one): the gateway reads a
- * bundle's answer chunk by chunk and holds it to that length, or to its cap without one (contract/body.ts).
+ * bundle's answer in one native step held to that length, or chunk by chunk to its cap without one (contract/body.ts).
  */
 export function resultAnswer(id: string | number, result: Record<string, unknown>): Response {
   const body = utf8.encode(JSON.stringify({ result, jsonrpc: "2.0", id }));
