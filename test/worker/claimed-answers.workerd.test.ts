@@ -74,7 +74,10 @@ beforeAll(async () => {
   const gateway = buildWorker("wrangler.toml", { into: built });
   // Every bundle the gateway binds is the stand-in, with the props the gateway gives its binding.
   const serviceBindings = Object.fromEntries(Object.entries(gateway.serviceBindings as Record<string, object>).map(([name, binding]) => [name, { ...binding, name: "standin" }]));
-  runtime = await startRuntime([{ ...gateway, serviceBindings }, { name: "standin", modules: true, script: STANDIN, compatibilityDate: gateway.compatibilityDate }]);
+  runtime = await startRuntime([
+    { ...gateway, serviceBindings },
+    { name: "standin", modules: true, script: STANDIN, compatibilityDate: gateway.compatibilityDate },
+  ]);
 }, 180_000);
 
 afterAll(async () => {
@@ -86,12 +89,24 @@ afterAll(async () => {
 async function call(text: string): Promise<{ result?: { content: { text: string }[] }; error?: { message: string } }> {
   const response = await fetch(`${runtime.url}/mcp?servers=echo`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "accept-encoding": "identity" },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "echo",
+      "accept-encoding": "identity",
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 7,
       method: "tools/call",
-      params: { name: "echo", arguments: { text }, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "test", version: "0" } } },
+      params: {
+        name: "echo",
+        arguments: { text },
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "test", version: "0" } },
+      },
     }),
   });
   expect(response.status).toBe(200);
