@@ -347,6 +347,11 @@ function onlyLinks(result: Record<string, unknown>): boolean {
 const URL_TO_CALLER = modesCapabilities({ form: false, url: true });
 
 /** Forwards one tools/call to the mount it routes to; throws RpcError with a reason on failure. */
+/** The hop's timeoutMs has passed: its upstream request is aborted, saying so (setTimeout's callback, no closure per call). */
+function abortOnTimeout(controller: AbortController, timeoutMs: number): void {
+  if (!controller.signal.aborted) controller.abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
+}
+
 export async function forwardCall(gw: GatewayRequest, params: CallParams, call: CallContext): Promise<Record<string, unknown>> {
   gw.log.tool = params.name;
   const route = routeTool(gw.selection, params.name);
@@ -363,12 +368,15 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
   const abort = (reason: AbortReason) => {
     if (!controller.signal.aborted) controller.abort(reason);
   };
-  const timer = setTimeout(() => abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs: server.timeoutMs })), server.timeoutMs);
+  // The timer and the caller's signal are armed on every call, the hot path's too: a module-level callback with
+  // arguments and the signal's own handler slot cost less than a closure each and an event listener (docs/bench.md).
+  const timer = setTimeout(abortOnTimeout, server.timeoutMs, controller, server.timeoutMs);
   const onCallerGone = () => abort(new AbortReason({ code: "UPSTREAM_ABORTED", reason: "the caller went away" }));
   // A caller can be gone before its call is read (workerd aborts the request's signal on a disconnect, whenever it
-  // comes): an "abort" listener added then never fires, so an aborted signal is taken as the event itself.
+  // comes): a handler set then never fires, so an aborted signal is taken as the event itself. The signal is this
+  // call's alone (its request's, or the SDK's for its one request), so its onabort slot is this call's to set.
   if (call.signal.aborted) onCallerGone();
-  else call.signal.addEventListener("abort", onCallerGone, { once: true });
+  else call.signal.onabort = onCallerGone;
 
   const meta: Record<string, unknown> = {};
   let stopWatch: (() => void) | undefined;
@@ -496,7 +504,7 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
     // answer. One whose answer was read to its end is already over, and aborting it anyway would be work on
     // every call for nothing.
     if (!drained) abort(CALL_ENDED);
-    call.signal.removeEventListener("abort", onCallerGone);
+    if (call.signal.onabort === onCallerGone) call.signal.onabort = null;
     stopWatch?.();
     if (registered !== undefined) gw.waitUntil(endCall(gw.env.CALLS, registered).catch(() => {}));
   }
