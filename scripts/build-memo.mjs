@@ -10,7 +10,8 @@
 // - every file esbuild read (its metafile's inputs: sources, the compiled roster, each node_modules file);
 // - every module wrangler attached beside the bundle by its rules (text, CSS, WASM): esbuild names each by the SHA-1
 //   of its content, and the memo keeps the source file that has that content, or keeps nothing;
-// - the config itself, and the tree's package.json, tsconfig.json and .env files, present or absent;
+// - the config itself, the tree's package.json and tsconfig.json, and each .env file wrangler loads (envFilesOf),
+//   present or absent;
 // - the output of the config's [build] command, which runs first, as wrangler runs it.
 // A build with any other external import (a package left to the runtime) is not kept.
 import { execFileSync, execSync } from "node:child_process";
@@ -26,8 +27,22 @@ export const BUILD_META = "build-meta.json";
 /** How long a build waits for another process's build of the same arguments before it builds for itself. */
 const BUILD_LOCK_WAIT_MS = 180_000;
 
-/** Files wrangler or esbuild may read beside the config that no metafile lists. */
-const BESIDE = ["package.json", "tsconfig.json", ".env"];
+/** Files wrangler or esbuild may read beside the config that no metafile lists (the .env files: envFilesOf). */
+const BESIDE = ["package.json", "tsconfig.json"];
+
+/**
+ * The .env files wrangler loads into its own process.env before a command (from its cwd, the tree's root): each
+ * `--env-file` given, else `.env` and `.env.local`, and with `--env <name>` also `.env.<name>` and
+ * `.env.<name>.local` (wrangler 4.86's getDefaultEnvFiles). They can set CLOUDFLARE_ENV, NODE_ENV and the account's
+ * variables behind a build, so each is an input, present or absent.
+ */
+export function envFilesOf(args) {
+  const valuesOf = (flag) => args.flatMap((arg, i) => (arg === flag && i + 1 < args.length ? [args[i + 1]] : arg.startsWith(`${flag}=`) ? [arg.slice(flag.length + 1)] : []));
+  const given = valuesOf("--env-file");
+  if (given.length > 0) return given;
+  const environment = valuesOf("--env").at(-1);
+  return [".env", ".env.local", ...(environment === undefined ? [] : [`.env.${environment}`, `.env.${environment}.local`])];
+}
 
 const digest = (data) => createHash("sha256").update(data).digest("hex");
 
@@ -112,7 +127,7 @@ function memoBuild({ cache, root, config, args, settings = [], customBuild, outd
       const out = join(building, "out");
       const stdout = build(out);
       if (typeof stdout !== "string") throw new Error("memoBuild: build(to) must return what wrangler printed, as text");
-      const inputs = inputsOf(root, config, out);
+      const inputs = inputsOf(root, config, out, envFilesOf(args));
       if (inputs === undefined) {
         deliver(out, { root, builtIn: out }, root, outdir);
         return stdout;
@@ -147,10 +162,10 @@ function runCustomBuild(root, customBuild) {
  * Every file the build in `out` was made from, as [path from root, SHA-256] (null: must stay absent), or undefined
  * when one cannot be named (an external import other than a runtime module or a module attached by wrangler's rules).
  */
-function inputsOf(root, config, out) {
+function inputsOf(root, config, out, envFiles) {
   const base = dirname(join(root, config));
   const meta = JSON.parse(readFileSync(join(out, BUILD_META), "utf8"));
-  const paths = new Set([join(root, config), ...BESIDE.flatMap((f) => [join(root, f), join(base, f)])]);
+  const paths = new Set([join(root, config), ...BESIDE.flatMap((f) => [join(root, f), join(base, f)]), ...envFiles.map((f) => resolve(root, f))]);
   for (const [input, { imports }] of Object.entries(meta.inputs)) {
     // A module of a plugin's namespace (wrangler's `node-built-in-modules:os`) is no file: it re-exports the runtime's.
     if (/^[a-z-]+:/.test(input)) continue;

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, expect, it } from "vitest";
 // @ts-expect-error: plain ESM helper without types
-import { dryRun } from "../../scripts/build-memo.mjs";
+import { dryRun, envFilesOf } from "../../scripts/build-memo.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { buildWorker } from "../../scripts/stack.mjs";
 // @ts-expect-error: plain ESM helper without types
@@ -206,6 +206,34 @@ it(
     expect(stamp(join(scratch, "o"))).toMatch(/generated at \d{4}-/);
     expect(stamp(join(scratch, "o"))).toBe(stamp(join(scratch, "p")));
     expect(files(join(scratch, "o", "strad-approvals"))).toEqual(files(join(scratch, "p", "strad-approvals")));
+  },
+  BUILDS_MS,
+);
+
+it("names the .env files wrangler loads for a command: each --env-file given, else .env and .env.local, and those of the --env named", () => {
+  expect(envFilesOf(["deploy", "--dry-run", "-c", CONFIG])).toEqual([".env", ".env.local"]);
+  expect(envFilesOf(["deploy", "--dry-run", "-c", CONFIG, "--env", "staging"])).toEqual([".env", ".env.local", ".env.staging", ".env.staging.local"]);
+  expect(envFilesOf(["deploy", "--dry-run", "--env=preview", "-c", CONFIG])).toEqual([".env", ".env.local", ".env.preview", ".env.preview.local"]);
+  expect(envFilesOf(["deploy", "--env-file", "a.env", "--env", "staging", "--env-file=b.env"])).toEqual(["a.env", "b.env"]);
+});
+
+it(
+  "builds again when a .env file wrangler loads appears or changes, and not for one it does not load",
+  () => {
+    const cache = join(scratch, "cache5");
+    const copy = copyTree();
+    buildWorker(CONFIG, { into: join(scratch, "q"), cache, root: copy });
+    const [entry] = kept(cache) as [string];
+    plant(cache, entry, "before any .env");
+    // A file of another environment, which this build (no --env) never loads: the kept build.
+    writeFileSync(join(copy, ".env.staging"), "NODE_ENV=staging\n");
+    expect(planted(buildWorker(CONFIG, { into: join(scratch, "r"), cache, root: copy }) as Built)).toBe("before any .env");
+    // .env.local, which wrangler loads into its own environment before every command (it could set NODE_ENV or
+    // CLOUDFLARE_ENV behind the build): a build of its own.
+    writeFileSync(join(copy, ".env.local"), "NODE_ENV=staging\n");
+    expect(planted(buildWorker(CONFIG, { into: join(scratch, "s"), cache, root: copy }) as Built)).toBeUndefined();
+    expect(kept(cache)).toHaveLength(2);
+    expect(leftovers(cache)).toEqual([]);
   },
   BUILDS_MS,
 );
