@@ -3,7 +3,8 @@
 // call for the bundle's modern leg over the service binding (with its own envelope: a caller's _meta is never
 // passed on), and answers with the bundle's result stripped of the hop's fields; to a 2026-07-28 caller, as a
 // complete result under its own identity. No caller check, routing, limit, timeout or log line: everything
-// strad's gateway does beyond this is its own cost.
+// strad's gateway does beyond this is its own cost. With the LOG_LINE binding "1" it writes the gateway's one log line
+// per request as well: the least a gateway that keeps issue 31's rules pays (`npm run bench` part 1, "the floor").
 const HOP_META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": {},
@@ -22,6 +23,12 @@ export default {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args, _meta: HOP_META } }),
     });
     const { resultType, _meta, ...result } = JSON.parse(await answer.text()).result;
+    // With LOG_LINE, the gateway's one JSON log line per request too (worker/log.ts's shape), as the logger reference writes it.
+    if (env.LOG_LINE === "1") {
+      console.log(
+        JSON.stringify({ at: new Date().toISOString(), event: "mcp_request", caller: "bench", slugs: ["echo"], method: "tools/call", tool: name, outcome: "ok", status: answer.status, durationMs: 0 }),
+      );
+    }
     return Response.json({ jsonrpc: "2.0", id: message.id, result: modern ? { _meta: OWN_META, ...result, resultType } : result });
   },
 };

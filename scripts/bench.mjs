@@ -2,7 +2,8 @@
 //   1. an echo tool called through the gateway vs directly against the echo bundle (target p50 ratio <= 1.3), with
 //      the CPU per call of the workerd process serving each path (one process per path, read from /proc),
 //      beside three references (a bare forwarder, the forwarder writing the gateway's one log line per request,
-//      and a minimal 2026-07-28 reframer), in both revisions: the
+//      and a minimal 2026-07-28 reframer), in both revisions, and on 2026-07-28 a fourth, the reframer writing the log
+//      line too (the floor under issue 31's target 1: what a gateway that did nothing else would cost): the
 //      gateway within 1.05 of the forwarder's p50 in each, and its 2026-07-28 p50 within 1.05 of its 2025-11-25
 //      one; on workerd without `wrangler dev`'s inspector proxy (scripts/bench-runtime.mjs says why). Then the
 //      gateway one call at a time on a workerd that reports every collection's pause (V8's --trace-gc,
@@ -166,6 +167,7 @@ async function latencies(viaGateway, echoAlone, props) {
     const reframerRt = await start([referenceTo("reframer", echoAlone, props), echoAlone]);
     const loggerRt = await start([referenceTo("logger", echoAlone, props), echoAlone]);
     const directRt = await start([referenceTo("direct", echoAlone, props), echoAlone]);
+    const floorRt = await start([referenceTo("reframer-logged", echoAlone, props), echoAlone]);
     const auth = { authorization: `Bearer ${TOKEN}` };
     // The forwarder hands a call to the bundle as it came. The reframer reads it and makes its own 2026-07-28 call
     // of it, as the gateway does, and answers in the caller's revision.
@@ -175,6 +177,8 @@ async function latencies(viaGateway, echoAlone, props) {
       { name: "logger", label: "forwarder + log line -> echo bundle", call: (rev) => echoCall(`${loggerRt.url}/echo`, {}, rev), revisions: REVISIONS, pid: loggerRt.pid },
       { name: "reframer", label: "reframer -> echo bundle", call: (rev) => echoCall(`${reframerRt.url}/echo`, {}, rev), revisions: REVISIONS, pid: reframerRt.pid },
       { name: "direct", label: "echo bundle directly", call: (rev) => echoCall(`${directRt.url}/echo`, {}, rev), revisions: REVISIONS, pid: directRt.pid },
+      // The floor under target 1: what a gateway that only reframes and keeps the one log line per request costs.
+      { name: "floor", label: "reframer + log line -> echo bundle", call: (rev) => echoCall(`${floorRt.url}/echo`, {}, rev), revisions: ["2026-07-28"], pid: floorRt.pid },
     ];
     const series = paths.flatMap((p) => p.revisions.map((revision) => ({ key: `${p.name} ${revision}`, revision, label: `${revision}  ${p.label.padEnd(34)}`, fn: p.call(revision), pid: p.pid })));
     // Each path must answer each revision before any is timed; then warm every one so that start-up cost is not measured.
@@ -216,6 +220,11 @@ async function latencies(viaGateway, echoAlone, props) {
     const own = modern("gateway").cpuPerCall === undefined ? undefined : modern("gateway").cpuPerCall - modern("forwarder").cpuPerCall;
     console.log(
       `   issue 31 target 1, 2026-07-28: gateway/reframer p50 ratio ${verdict(ratio(modern("gateway"), modern("reframer"), "p50"), TARGET1.reframer)}; gateway/direct p50 ratio ${verdict(ratio(modern("gateway"), modern("direct"), "p50"), TARGET1.direct)}; the gateway's own CPU per call (gateway minus forwarder) ${own === undefined ? "n/a" : `${own.toFixed(3)} ms (target <= ${TARGET1.ownCpuMs} ms): ${pass(own <= TARGET1.ownCpuMs)}`}`,
+    );
+    // The same three figures for a reframer that also writes the log line: where a gateway doing nothing else would stand.
+    const floorOwn = modern("floor").cpuPerCall === undefined ? undefined : modern("floor").cpuPerCall - modern("forwarder").cpuPerCall;
+    console.log(
+      `   the floor under target 1, 2026-07-28, a reframer that also writes the gateway's one log line per request: its p50 against the reframer ${ratio(modern("floor"), modern("reframer"), "p50")} (target 1: 1.15) and against direct ${ratio(modern("floor"), modern("direct"), "p50")} (target 1: 1.25), its own CPU per call (minus the forwarder) ${floorOwn === undefined ? "n/a" : `${floorOwn.toFixed(3)} ms`} (target 1: 0.15 ms); gateway/floor: p50 ratio ${ratio(modern("gateway"), modern("floor"), "p50")}, CPU per call ratio ${ratio(modern("gateway"), modern("floor"), "cpuPerCall")}`,
     );
     console.log(
       `   2026-07-28/2025-11-25 through the gateway: p50 ratio ${verdict(ratio(modern("gateway"), old("gateway"), "p50"), 1.05)}, p99 ratio ${ratio(modern("gateway"), old("gateway"), "p99")}, CPU per call ratio ${ratio(modern("gateway"), old("gateway"), "cpuPerCall")}; directly against the bundle: p50 ratio ${ratio(modern("direct"), old("direct"), "p50")}`,

@@ -24,13 +24,20 @@ it(
       );
     });
     expect(status, stdout).toBe(0);
-    for (const path of ["gateway -> echo bundle", "forwarder -> echo bundle", "forwarder + log line -> echo bundle", "reframer -> echo bundle", "echo bundle directly"]) {
+    for (const path of [
+      "gateway -> echo bundle",
+      "forwarder -> echo bundle",
+      "forwarder + log line -> echo bundle",
+      "reframer -> echo bundle",
+      "echo bundle directly",
+      "reframer + log line -> echo bundle",
+    ]) {
       expect(stdout).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+40 calls\\s+\\d+ calls/s\\s+p50\\s+[\\d.]+ ms\\s+p99\\s+[\\d.]+ ms\\s+CPU [\\d.]+ ms/call`));
     }
-    // CPU per call of the workerd process serving each path: five paths, two revisions each, each used some, none an
-    // absurd amount.
+    // CPU per call of the workerd process serving each path: five paths, two revisions each, and the floor's
+    // 2026-07-28 one; each used some, none an absurd amount.
     const cpu = [...stdout.matchAll(/CPU ([\d.]+) ms\/call/g)].map((m) => Number(m[1]));
-    expect(cpu).toHaveLength(10);
+    expect(cpu).toHaveLength(11);
     for (const ms of cpu) {
       expect(ms).toBeGreaterThan(0.01);
       expect(ms).toBeLessThan(100);
@@ -68,6 +75,9 @@ it(
     expect(reframerVerdict).toBe(Number(reframer) <= 1.15 ? "PASS" : "MISS");
     expect(directVerdict).toBe(Number(direct) <= 1.25 ? "PASS" : "MISS");
     expect(ownVerdict).toBe(Number(own) <= 0.15 ? "PASS" : "MISS");
+    expect(stdout).toMatch(
+      /the floor under target 1, 2026-07-28, a reframer that also writes the gateway's one log line per request: its p50 against the reframer \d+\.\d\d \(target 1: 1\.15\) and against direct \d+\.\d\d \(target 1: 1\.25\), its own CPU per call \(minus the forwarder\) -?\d+\.\d{3} ms \(target 1: 0\.15 ms\); gateway\/floor: p50 ratio \d+\.\d\d, CPU per call ratio \d+\.\d\d/,
+    );
     expect(stdout).toMatch(
       /stalls, gateway path one call at a time, 100 calls: max [\d.]+ ms, \d+ over 50 ms \(\d+ of them during a collection in the bench's own Node process\) \(the target, no stall by a collection, is judged on the next line\)/,
     );
