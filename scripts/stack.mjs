@@ -18,13 +18,17 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { RUSTPAD_FAKE_PORT, startRustpadFake } from "../test/fakes/rustpad/rustpad.fake.mjs";
 import { DOVECOT_PORT, DOVECOT_TLS_PORT, dovecotMissing, startDovecot } from "../test/servers/dovecot/dovecot.mjs";
 import { dryRun } from "./build-memo.mjs";
+import { freePort, freePorts } from "./ports.mjs";
+
+export { freePort, freePorts };
+
 import { gatewayServices } from "./bundle-tree.mjs";
 import { renderBundleEnv, writeRenderedBlock } from "./roster-env.mjs";
 import { DEV_ENTRY, DEV_ROSTER, discoverWorkers, ROOT, workerName } from "./workers.mjs";
@@ -125,17 +129,6 @@ export function portOpen(port) {
   });
 }
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Whole lines only, each with its process's name, so a log scan can tell who wrote what. */
 function lineLogger(name, logs, quiet) {
   let partial = "";
@@ -228,12 +221,13 @@ export async function startWorkers(processes, { quiet = true, timeoutMs = 120_00
   // one picked was taken before wrangler bound it: a free port is only free when it is looked at, and the suite's own
   // loopback connections take ports from the same range (once: "Address already in use" for the fakes' port).
   const launch = async (p) => {
-    const port = p.port === 0 ? await freePort() : p.port;
+    // The inspector's port and a free one for the process are picked together, so they cannot be the same.
+    const [free, inspector] = await freePorts(2);
+    const port = p.port === 0 ? free : p.port;
     if (await portOpen(port)) {
       await stop();
       throw new Error(`port ${port} (${p.name}) is in use: stop the other strad stack (npm run dev) first`);
     }
-    const inspector = await freePort();
     const vars = Object.entries(p.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
     const args = [
       "dev",

@@ -10,6 +10,7 @@ import { connect } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePorts } from "../../../scripts/ports.mjs";
 import { encodeMailboxName, ImapAdmin, message } from "./imap-admin.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -95,8 +96,10 @@ export async function startDovecot({ port = DOVECOT_PORT, tlsPort = DOVECOT_TLS_
 }
 
 async function startOnce({ port, tlsPort, users, tls, seed }) {
-  const chosen = port === 0 ? await freePort() : port;
-  const chosenTls = tls ? (tlsPort === 0 ? await freePort() : tlsPort) : 0;
+  // Both picked together, so they cannot be the same port (Dovecot refuses a duplicate listener).
+  const [free, freeTls] = await freePorts(2);
+  const chosen = port === 0 ? free : port;
+  const chosenTls = tls ? (tlsPort === 0 ? freeTls : tlsPort) : 0;
   for (const p of [chosen, chosenTls].filter((p) => p !== 0)) {
     if (await portOpen(p)) throw new Error(`port ${p} (dovecot) is in use: stop the other strad stack (npm run dev) first`);
   }
@@ -184,19 +187,6 @@ export async function recreateMailbox(admin, name, { messages = 3 } = {}) {
   } finally {
     await admin.close();
   }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    import("node:net").then(({ createServer }) => {
-      const s = createServer();
-      s.once("error", reject);
-      s.listen(0, "127.0.0.1", () => {
-        const { port } = s.address();
-        s.close(() => resolve(port));
-      });
-    });
-  });
 }
 
 /** An instruction to the approver, as a subject: the prompt must never show it (R-MAIL-4). */
