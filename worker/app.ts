@@ -22,7 +22,7 @@ import { hopCapabilities, retryParams } from "./relay";
 import type { Roster } from "./roster";
 import { checkSeeded, type RosterResult } from "./roster-use";
 import type { SdkHandlers } from "./sdk-leg";
-import { routeTool, type Selection, selectionCache } from "./selection";
+import { routeTool, type Selection, selectionCache, serversParam } from "./selection";
 
 /** A caller's body cap unless a slug allows more (roster `maxRequestBytes`, docs/rules.md R-LIMIT-4). */
 export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BYTES;
@@ -172,7 +172,7 @@ export function gatewayFor(parsed: RosterResult, { fastLane: lane = true }: Gate
     if (contentType !== "application/json") return refuse(rpcError(415, RpcCode.InvalidRequest, "Content-Type must be application/json"), "bad_content_type");
     // Which mounts the URL names decides how much is read: a slug may take larger calls (maxRequestBytes); the
     // message is then held to its own slug's cap below (docs/rules.md R-LIMIT-4).
-    const selection = select(caller, new URL(c.req.url).searchParams.get("servers"));
+    const selection = select(caller, serversParam(c.req.url));
     const readCap = readCapFor(selection);
     // Above the default cap the body is decoded strictly: a lenient decoder turns each invalid byte into a
     // 3-byte U+FFFD, so 8 MiB of them would be forwarded as 24 MiB, past the memory R-LIMIT-4 budgets.

@@ -1,8 +1,9 @@
 // Covers mount selection and tool naming (worker/selection.ts): ?servers= parsing, entitlement, the prefixing rule, routeTool.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Caller } from "../../worker/auth";
 import { type Roster, validateRoster } from "../../worker/roster";
-import { exposedName, routeTool, SELECTION_CACHE_SIZE, type Selection, selectionCache, selectServers } from "../../worker/selection";
+import { exposedName, routeTool, SELECTION_CACHE_SIZE, type Selection, selectionCache, selectServers, serversParam } from "../../worker/selection";
 
 function roster(): Roster {
   const result = validateRoster({
@@ -181,5 +182,49 @@ describe("the selection cache of a gateway isolate", () => {
     const again = select(user, "echo");
     expect(again).toEqual(first);
     expect(again).not.toBe(first);
+  });
+});
+
+describe("serversParam: the ?servers= value as the URL parser reads it", () => {
+  const parsed = (url: string) => new URL(url).searchParams.get("servers");
+
+  it("agrees with new URL(url).searchParams.get on the edges", () => {
+    const urls = [
+      "https://gw.example/mcp",
+      "https://gw.example/mcp?",
+      "https://gw.example/mcp?servers",
+      "https://gw.example/mcp?servers=",
+      "https://gw.example/mcp?servers=echo",
+      "https://gw.example/mcp?servers=echo,gmail&servers=pads",
+      "https://gw.example/mcp?x=1&&servers=a=b&",
+      "https://gw.example/mcp?serversx=1&xservers=2",
+      "https://gw.example/mcp?a=1?servers=b",
+      "https://gw.example/mcp?servers=a+b",
+      "https://gw.example/mcp?servers=a%2Cb",
+      "https://gw.example/mcp?%73ervers=a",
+      "https://gw.example/mcp?servers=%zz",
+      "https://gw.example/mcp?servers=a b",
+      "https://gw.example/mcp?servers=a\tb",
+      "https://gw.example/mcp?servers=a\nb",
+      "https://gw.example/mcp?servers=a ",
+      "https://gw.example/mcp?servers=\u00e9",
+      "https://gw.example/mcp#?servers=a",
+      "https://gw.example/mcp?servers=a#b",
+      "https://gw.example/mcp?servers=a#?servers=b",
+      "https://gw.example/m?cp#x",
+      "http://127.0.0.1:8787/mcp?servers=echo-confirmed",
+    ];
+    for (const url of urls) expect(serversParam(url), url).toBe(parsed(url));
+  });
+
+  it("agrees with it on random queries of the characters that matter", () => {
+    const piece = fc.constantFrom("servers", "server", "s", "=", "&", "?", "#", "%", "%2C", "%73", "+", " ", "\t", "a", "echo", ",", "\u00e9", "/", ";", "'", '"', "<");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 16 }), (pieces) => {
+        const url = `https://gw.example/mcp?${pieces.join("")}`;
+        expect(serversParam(url)).toBe(parsed(url));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
