@@ -128,8 +128,8 @@ interface BoundedReader {
 /**
  * A body of a claimed length read in one native step where the runtime can (workerd's `readAtLeast` on a stream it
  * made, such as a service binding's answer): at most one byte past the claim is ever taken, and a body that has it is
- * refused. One await instead of a JS loop of reads, which cost the gateway about 0.08 ms of CPU per call (docs/bench.md,
- * part 1). Undefined where the stream cannot be read so (Node's streams, one a Worker built in JS): the caller's loop reads it.
+ * refused. One await instead of a JS loop of reads, which cost 70-110 us more CPU per call in a microbenchmark
+ * (ARCHITECTURE.md §2). Undefined where the stream cannot be read so (Node's streams, one a Worker built in JS): the caller's loop reads it.
  */
 async function readClaimed(body: ReadableStream<Uint8Array>, declared: number): Promise<Capped<Uint8Array> | undefined> {
   let reader: BoundedReader;

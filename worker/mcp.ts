@@ -346,12 +346,12 @@ function onlyLinks(result: Record<string, unknown>): boolean {
 /** The hop's capabilities for a gated mount on an approval channel whose caller takes URL-mode elicitation: URL alone. */
 const URL_TO_CALLER = modesCapabilities({ form: false, url: true });
 
-/** Forwards one tools/call to the mount it routes to; throws RpcError with a reason on failure. */
 /** The hop's timeoutMs has passed: its upstream request is aborted, saying so (setTimeout's callback, no closure per call). */
 function abortOnTimeout(controller: AbortController, timeoutMs: number): void {
   if (!controller.signal.aborted) controller.abort(new AbortReason({ code: "UPSTREAM_TIMEOUT", timeoutMs }));
 }
 
+/** Forwards one tools/call to the mount it routes to; throws RpcError with a reason on failure. */
 export async function forwardCall(gw: GatewayRequest, params: CallParams, call: CallContext): Promise<Record<string, unknown>> {
   gw.log.tool = params.name;
   const route = routeTool(gw.selection, params.name);
