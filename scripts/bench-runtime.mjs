@@ -33,8 +33,9 @@ const LOGGER = `export default { async fetch(request, env) {
  * The references the gateway is measured against, each in front of `bundle` over a service binding:
  * "forwarder" hands the request on untouched (the hop alone); "logger" is the forwarder writing the gateway's
  * one log line per request; "reframer" is scripts/bench-reframer.mjs (the hop plus the least a
- * 2026-07-28-speaking proxy must do to each call), "reframer-logged" the same writing that log line too; "direct" is the forwarder under its own name, the nearest any
- * caller now comes to a bundle, which answers only a binding carrying the gateway's props (docs/rules.md R-CHAN-13).
+ * 2026-07-28-speaking proxy must do to each call), "reframer-logged" the same writing that log line too (its LOG_LINE
+ * binding); "direct" is the forwarder under its own name, the nearest any caller now comes to a bundle, which
+ * answers only a binding carrying the gateway's props (docs/rules.md R-CHAN-13).
  * `props` are those props, as the gateway's build binds the bundle (gatewayPropsFor).
  */
 export function referenceTo(kind, bundle, props) {
