@@ -170,22 +170,31 @@ describe("CallRegistry", () => {
 
   it("grants a claim confirmed late, as soon as the word comes, when the hold is long over", async () => {
     const calls = await registry();
-    const w = await watch(calls, "n:25", "nonce-a");
-    expect(await w.next()).toBe("live");
-    const claim = calls.claim("n:25", "nonce-a");
-    expect(await w.next()).toBe("probe");
-    await new Promise((r) => setTimeout(r, CLAIM_HOLD_MS.fallback + 400));
-    const confirmedAt = Date.now();
-    await calls.confirm("n:25", "nonce-a");
-    // One round trip to the object, as this machine answers it now: the claim's answer follows the word by about that,
-    // not by the CLAIM_CONFIRM_MAX_MS (5 s) a claim waits at most. Held to 200 ms, or three round trips on a machine
-    // whose cores the rest of the suite holds (a round trip took 400 ms there).
-    const roundTrip = Date.now() - confirmedAt;
-    expect(await claim).toBe(true);
-    expect(Date.now() - confirmedAt).toBeLessThan(Math.max(200, 3 * roundTrip));
-    expect(Date.now() - confirmedAt).toBeLessThan(CLAIM_CONFIRM_MAX_MS / 2);
-    await w.stop();
-  });
+    // The claim's answer follows the word by about one round trip to the object, not by the CLAIM_CONFIRM_MAX_MS (5 s)
+    // a claim waits at most, nor by some polling interval. One sample is at the mercy of a machine whose two cores the
+    // rest of the suite holds (a CI run saw the answer come 487 ms after a 2 ms confirm), so up to three calls are
+    // confirmed at different moments past the hold: the fastest answer is held to 200 ms (or three of its own confirm
+    // round trips), and every answer to half the 5 s.
+    const latencies: number[] = [];
+    for (let trial = 0; trial < 3; trial++) {
+      const key = `n:25-${trial}`;
+      const w = await watch(calls, key, "nonce-a");
+      expect(await w.next()).toBe("live");
+      const claim = calls.claim(key, "nonce-a");
+      expect(await w.next()).toBe("probe");
+      await new Promise((r) => setTimeout(r, CLAIM_HOLD_MS.fallback + 300 + trial * 110));
+      const confirmedAt = Date.now();
+      await calls.confirm(key, "nonce-a");
+      const roundTrip = Date.now() - confirmedAt;
+      expect(await claim).toBe(true);
+      const latency = Date.now() - confirmedAt;
+      await w.stop();
+      expect(latency).toBeLessThan(CLAIM_CONFIRM_MAX_MS / 2);
+      latencies.push(latency);
+      if (latency < Math.max(200, 3 * roundTrip)) return;
+    }
+    expect.fail(`no claim answered within 200 ms of its late confirmation: ${latencies.join(", ")} ms`);
+  }, 20_000);
 
   it("refuses a claim on hold when the gateway ends the call before the hold runs out (its caller left)", async () => {
     const calls = await registry();
