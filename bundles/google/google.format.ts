@@ -4,7 +4,7 @@
 import type { GmailMessage, GmailPart } from "./google.mailbox";
 
 export const MAX_BODY_CHARS = 50_000;
-const SUMMARY_HEADERS = ["From", "To", "Cc", "Bcc", "Subject", "Date", "Reply-To", "Message-ID", "In-Reply-To", "References"] as const;
+export const SUMMARY_HEADERS = ["From", "To", "Cc", "Bcc", "Subject", "Date", "Reply-To", "Message-ID", "In-Reply-To", "References"] as const;
 
 export function header(part: GmailPart | undefined, name: string): string | undefined {
   const lower = name.toLowerCase();
@@ -55,12 +55,29 @@ function firstBody(part: GmailPart | undefined, mimeType: string, depth = 0): st
   return undefined;
 }
 
-export function summariseMessage(message: GmailMessage, bodies: boolean, maxBodyChars: number = MAX_BODY_CHARS): Record<string, unknown> {
-  const headers: Record<string, string> = {};
-  for (const name of SUMMARY_HEADERS) {
-    const value = header(message.payload, name);
-    if (value !== undefined) headers[name.toLowerCase()] = value;
+/** The summary's header keys, as they are matched and named. */
+const SUMMARY_KEYS: readonly string[] = SUMMARY_HEADERS.map((name) => name.toLowerCase());
+
+/**
+ * The summary's headers, each the first of its name (matched without case) as header() finds it, in SUMMARY_HEADERS'
+ * order: one pass over the message's headers, each name lowered once (a search summarises every message it lists).
+ */
+function summaryHeaders(part: GmailPart | undefined): Record<string, string> {
+  const found = new Map<string, string>();
+  for (const h of part?.headers ?? []) {
+    const lower = h.name.toLowerCase();
+    if (!found.has(lower) && SUMMARY_KEYS.includes(lower)) found.set(lower, h.value);
   }
+  const headers: Record<string, string> = {};
+  for (const key of SUMMARY_KEYS) {
+    const value = found.get(key);
+    if (value !== undefined) headers[key] = value;
+  }
+  return headers;
+}
+
+export function summariseMessage(message: GmailMessage, bodies: boolean, maxBodyChars: number = MAX_BODY_CHARS): Record<string, unknown> {
+  const headers = summaryHeaders(message.payload);
   const summary: Record<string, unknown> = { id: message.id, threadId: message.threadId, labelIds: message.labelIds ?? [], snippet: message.snippet ?? "", ...headers };
   if (bodies) {
     const text = firstBody(message.payload, "text/plain");

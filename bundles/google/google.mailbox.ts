@@ -5,11 +5,11 @@ import * as z from "zod";
 import type { FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite, type WriteOptions, type WriteWords } from "../kit/gate";
 import { currentScope } from "../kit/scope";
+import { GMAIL_ID, listAnswer, messageAnswer, threadAnswer } from "./google.answers";
 import { checkStatus, credentialsFor, endpointsFor, GmailClient, GmailError, readJson } from "./google.client";
 import { base64UrlEncode } from "./google.mime";
 
-/** Gmail's own ids (messages, threads, drafts, labels): nothing that could change a request path. */
-export const GMAIL_ID = /^[A-Za-z0-9_-]{1,256}$/;
+export { GMAIL_ID };
 /** Above this the message goes to the media upload URI rather than as inline JSON; both are gated (docs/rules.md R-GATE-8). */
 export const UPLOAD_THRESHOLD_BYTES = 5 * 1024 * 1024;
 const ME = "/gmail/v1/users/me";
@@ -50,8 +50,8 @@ export const MessageSchema = z.object({
 });
 export type GmailMessage = z.infer<typeof MessageSchema>;
 const MessageRefSchema = z.object({ id: Id, threadId: Id });
-const ListSchema = z.object({ messages: z.array(MessageRefSchema).optional(), nextPageToken: z.string().optional(), resultSizeEstimate: z.number().optional() });
-const ThreadSchema = z.object({ id: Id, messages: z.array(MessageSchema).optional() });
+export const ListSchema = z.object({ messages: z.array(MessageRefSchema).optional(), nextPageToken: z.string().optional(), resultSizeEstimate: z.number().optional() });
+export const ThreadSchema = z.object({ id: Id, messages: z.array(MessageSchema).optional() });
 export const DraftSchema = z.object({ id: Id, message: MessageSchema });
 export type GmailDraft = z.infer<typeof DraftSchema>;
 const DraftListSchema = z.object({ drafts: z.array(z.object({ id: Id, message: MessageRefSchema })).optional(), nextPageToken: z.string().optional(), resultSizeEstimate: z.number().optional() });
@@ -61,6 +61,12 @@ function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (!result.success) throw new GmailError("Gmail gave an answer of an unexpected shape");
   return result.data;
+}
+
+/** The hot reads' answers, checked by hand as their schemas would check them (google.answers.ts). */
+function checked<T>(value: T | undefined): T {
+  if (value === undefined) throw new GmailError("Gmail gave an answer of an unexpected shape");
+  return value;
 }
 
 /** A send is bound to the message approved, needs a person's yes (or the waiver), and a refusal is worded as a send's. */
@@ -93,15 +99,15 @@ export class Mailbox {
   }
 
   async listMessages(query: ListQuery) {
-    return parsed(ListSchema, await this.client.get(`${ME}/messages`, { q: query.q, labelIds: query.labelIds, maxResults: String(query.maxResults), pageToken: query.pageToken }, this.signal));
+    return checked(listAnswer(await this.client.get(`${ME}/messages`, { q: query.q, labelIds: query.labelIds, maxResults: String(query.maxResults), pageToken: query.pageToken }, this.signal)));
   }
 
   async getMessage(id: string, format: "full" | "metadata", metadataHeaders?: readonly string[]): Promise<GmailMessage> {
-    return parsed(MessageSchema, await this.client.get(`${ME}/messages/${checkId(id)}`, { format, metadataHeaders }, this.signal));
+    return checked(messageAnswer(await this.client.get(`${ME}/messages/${checkId(id)}`, { format, metadataHeaders }, this.signal)));
   }
 
   async getThread(id: string) {
-    return parsed(ThreadSchema, await this.client.get(`${ME}/threads/${checkId(id)}`, { format: "full" }, this.signal));
+    return checked(threadAnswer(await this.client.get(`${ME}/threads/${checkId(id)}`, { format: "full" }, this.signal)));
   }
 
   async listDrafts(query: ListQuery) {

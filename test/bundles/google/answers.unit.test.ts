@@ -1,0 +1,244 @@
+// The Gmail answers a search, a message view and a thread view read (google.answers.ts) are checked by hand; zod's
+// schemas (google.mailbox.ts) are the rule. Held to each schema's verdict and value, byte for byte once serialized,
+// on JSON values built from every key with right, wrong, edge and absent values, unknown keys added, keys in any
+// order and parts nested; the one documented difference (a part nested past MAX_PART_DEPTH) at its edge; and a
+// refused shape, through the bundle's own read, is an error that names no part of Gmail's answer.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { listAnswer, MAX_PART_DEPTH, MAX_PARTS, messageAnswer, threadAnswer } from "../../../bundles/google/google.answers";
+import { GmailClient } from "../../../bundles/google/google.client";
+import { header, SUMMARY_HEADERS, summariseMessage } from "../../../bundles/google/google.format";
+import { ListSchema, Mailbox, MessageSchema, ThreadSchema } from "../../../bundles/google/google.mailbox";
+import { runInScope } from "../../../bundles/kit/scope";
+
+/** What JSON.parse could make of it: the only values the checks are given (NaN becomes null, -0 becomes 0). */
+const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+// Values no key takes, and values at the edges of the ones they do.
+const wrong = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string({ maxLength: 4 }), fc.constant([]), fc.constant({}), fc.constant(["x"]), fc.constant([1]));
+// Right values weigh most: an answer is taken only when every key of every part is, and both verdicts must come often.
+const id = fc.oneof(
+  { weight: 30, arbitrary: fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/) },
+  { weight: 1, arbitrary: fc.constantFrom("a".repeat(256), "a".repeat(257), "", "a/b", "a b", "é", "..", "a\n") },
+  { weight: 1, arbitrary: wrong },
+);
+const text = fc.oneof({ weight: 30, arbitrary: fc.string({ maxLength: 8 }) }, { weight: 1, arbitrary: wrong });
+const number = fc.oneof({ weight: 30, arbitrary: fc.oneof(fc.integer(), fc.double(), fc.constantFrom(0, -0, 1e308, -1)) }, { weight: 1, arbitrary: wrong });
+const extraKey = fc.constantFrom("extra", "__proto__", "constructor", "toString", "raw", "historyId");
+
+/** An object of `fields` in a random order, each present or absent, with unknown keys sometimes added. */
+function objectOf(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
+  const entries = Object.entries(fields).map(([key, value]) =>
+    fc.option(
+      value.map((v) => [key, v] as const),
+      { nil: undefined, freq: 4 },
+    ),
+  );
+  return fc
+    .tuple(fc.tuple(...entries), fc.array(fc.tuple(extraKey, fc.jsonValue({ maxDepth: 1 })), { maxLength: 2 }))
+    .chain(([present, extra]) => fc.shuffledSubarray([...present.filter((e) => e !== undefined), ...extra], { minLength: present.filter((e) => e !== undefined).length + extra.length }))
+    .map((pairs) => {
+      const out: Record<string, unknown> = {};
+      // defineProperty: a "__proto__" key stays an own key, as JSON.parse leaves it.
+      for (const [key, value] of pairs) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      return out;
+    });
+}
+
+const headerValue = fc.oneof({ weight: 30, arbitrary: objectOf({ name: text, value: text }) }, { weight: 1, arbitrary: wrong });
+const headers = fc.oneof({ weight: 30, arbitrary: fc.array(headerValue, { maxLength: 4 }) }, { weight: 1, arbitrary: wrong });
+const body = fc.oneof({ weight: 30, arbitrary: objectOf({ size: number, data: text, attachmentId: text }) }, { weight: 1, arbitrary: wrong });
+const { part } = fc.letrec((tie) => ({
+  part: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    {
+      weight: 30,
+      arbitrary: objectOf({
+        partId: text,
+        mimeType: text,
+        filename: text,
+        headers,
+        body,
+        parts: fc.oneof({ weight: 30, arbitrary: fc.array(tie("part"), { maxLength: 3 }) }, { weight: 1, arbitrary: wrong }),
+      }),
+    },
+    { weight: 1, arbitrary: wrong },
+  ),
+}));
+const message = objectOf({
+  id,
+  threadId: id,
+  labelIds: fc.oneof({ weight: 30, arbitrary: fc.array(text, { maxLength: 4 }) }, { weight: 1, arbitrary: wrong }),
+  snippet: text,
+  internalDate: text,
+  sizeEstimate: number,
+  payload: part,
+});
+const anyMessage = fc.oneof({ weight: 6, arbitrary: message }, { weight: 1, arbitrary: wrong });
+const list = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: objectOf({
+      messages: fc.oneof(
+        { weight: 10, arbitrary: fc.array(fc.oneof({ weight: 10, arbitrary: objectOf({ id, threadId: id }) }, { weight: 1, arbitrary: wrong }), { maxLength: 4 }) },
+        { weight: 1, arbitrary: wrong },
+      ),
+      nextPageToken: text,
+      resultSizeEstimate: number,
+    }),
+  },
+  { weight: 1, arbitrary: wrong },
+);
+const thread = fc.oneof(
+  { weight: 6, arbitrary: objectOf({ id, messages: fc.oneof({ weight: 10, arbitrary: fc.array(anyMessage, { maxLength: 3 }) }, { weight: 1, arbitrary: wrong }) }) },
+  { weight: 1, arbitrary: wrong },
+);
+
+/** The hand check and the schema agree: both refuse, or both take it and give the same value, keys in the same order. */
+function agree(schema: { safeParse: (v: unknown) => { success: boolean; data?: unknown } }, check: (v: unknown) => unknown, value: unknown): void {
+  const rule = schema.safeParse(value);
+  const mine = check(value);
+  expect(mine !== undefined, JSON.stringify(value)).toBe(rule.success);
+  if (rule.success) {
+    expect(mine).toStrictEqual(rule.data);
+    expect(JSON.stringify(mine)).toBe(JSON.stringify(rule.data));
+  }
+}
+
+/** A valid message whose payload nests `depth` parts (the payload the first). */
+function nested(depth: number): Record<string, unknown> {
+  let inner: Record<string, unknown> = { partId: String(depth), mimeType: "text/plain", body: { size: 1, data: "eA" } };
+  for (let d = depth - 1; d >= 1; d--) inner = { partId: String(d), mimeType: "multipart/mixed", parts: [inner] };
+  return { id: "m1", threadId: "t1", payload: inner };
+}
+
+describe("Gmail's answers checked by hand, held to zod's schemas", () => {
+  it("a message: the same verdict and value as MessageSchema on 3,000 built answers", () => {
+    let taken = 0;
+    fc.assert(
+      fc.property(anyMessage, (built) => {
+        const value = asJson(built);
+        agree(MessageSchema, messageAnswer, value);
+        if (messageAnswer(value) !== undefined) taken++;
+      }),
+      { numRuns: 3000 },
+    );
+    // Both verdicts were reached often: a generator that only ever built refusals would test little.
+    expect(taken).toBeGreaterThan(300);
+    expect(taken).toBeLessThan(2700);
+  });
+
+  it("a list of message ids: the same verdict and value as ListSchema on 2,000 built answers", () => {
+    let taken = 0;
+    fc.assert(
+      fc.property(list, (built) => {
+        const value = asJson(built);
+        agree(ListSchema, listAnswer, value);
+        if (listAnswer(value) !== undefined) taken++;
+      }),
+      { numRuns: 2000 },
+    );
+    expect(taken).toBeGreaterThan(200);
+    expect(taken).toBeLessThan(1800);
+  });
+
+  it("a thread: the same verdict and value as ThreadSchema on 1,000 built answers", () => {
+    let taken = 0;
+    fc.assert(
+      fc.property(thread, (built) => {
+        const value = asJson(built);
+        agree(ThreadSchema, threadAnswer, value);
+        if (threadAnswer(value) !== undefined) taken++;
+      }),
+      { numRuns: 1000 },
+    );
+    expect(taken).toBeGreaterThan(50);
+  });
+
+  it("a message as Gmail's metadata and full formats give it: taken whole, unknown keys (historyId, raw) dropped as zod drops them", () => {
+    const full = asJson({
+      id: "18c2f0a1b2c3d4e5",
+      threadId: "18c2f0a1b2c3d4e5",
+      labelIds: ["INBOX", "UNREAD"],
+      snippet: "Lunch on Friday?",
+      historyId: "12345",
+      internalDate: "1733400000000",
+      sizeEstimate: 2048,
+      raw: "should not survive",
+      payload: {
+        partId: "",
+        mimeType: "multipart/alternative",
+        filename: "",
+        headers: [
+          { name: "From", value: "Ann <ann@example.com>" },
+          { name: "Subject", value: "Lunch" },
+        ],
+        body: { size: 0 },
+        parts: [
+          { partId: "0", mimeType: "text/plain", filename: "", headers: [{ name: "Content-Type", value: "text/plain" }], body: { size: 5, data: "aGVsbG8" } },
+          { partId: "1", mimeType: "application/pdf", filename: "a.pdf", headers: [], body: { size: 9000, attachmentId: "ANGjdJ8" }, extra: true },
+        ],
+      },
+    });
+    agree(MessageSchema, messageAnswer, full);
+    expect(messageAnswer(full)).not.toHaveProperty("raw");
+    expect(messageAnswer(full)).not.toHaveProperty("historyId");
+    expect(messageAnswer(full)?.payload?.parts?.[1]).not.toHaveProperty("extra");
+  });
+
+  it(`parts: ${MAX_PARTS} in one list are taken, ${MAX_PARTS + 1} refused, as PartSchema's cap says`, () => {
+    const leaf = { partId: "x", mimeType: "text/plain" };
+    for (const n of [MAX_PARTS - 1, MAX_PARTS, MAX_PARTS + 1]) {
+      const value = asJson({ id: "m1", threadId: "t1", payload: { mimeType: "multipart/mixed", parts: Array.from({ length: n }, () => leaf) } });
+      agree(MessageSchema, messageAnswer, value);
+      expect(messageAnswer(value) !== undefined, `${n} parts`).toBe(n <= MAX_PARTS);
+    }
+  });
+
+  it(`parts nested ${MAX_PART_DEPTH} deep are taken as zod takes them; one level more is refused, where zod would go on recursing`, () => {
+    agree(MessageSchema, messageAnswer, nested(MAX_PART_DEPTH));
+    expect(messageAnswer(nested(MAX_PART_DEPTH))).toBeDefined();
+    expect(MessageSchema.safeParse(nested(MAX_PART_DEPTH + 1)).success).toBe(true);
+    expect(messageAnswer(nested(MAX_PART_DEPTH + 1))).toBeUndefined();
+    // Deep enough to overflow a recursive check's stack: refused early, nothing thrown.
+    expect(messageAnswer(nested(20_000))).toBeUndefined();
+  });
+
+  it("a summary's headers are each the first of its name, matched without case, as header() finds them, in the summary's order", () => {
+    const names = fc.constantFrom(...SUMMARY_HEADERS, "FROM", "subject", "x-mailer", "Received", "İ", "message-id", "REPLY-to");
+    fc.assert(
+      fc.property(fc.array(fc.record({ name: names, value: fc.string({ maxLength: 6 }) }), { maxLength: 12 }), (headers) => {
+        const payload = { headers };
+        const expected: Record<string, string> = {};
+        for (const name of SUMMARY_HEADERS) {
+          const value = header(payload, name);
+          if (value !== undefined) expected[name.toLowerCase()] = value;
+        }
+        const summary = summariseMessage({ id: "m1", threadId: "t1", payload }, false);
+        const { id, threadId, labelIds, snippet, attachments, ...got } = summary;
+        expect(JSON.stringify(got)).toBe(JSON.stringify(expected));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("a read whose answer has an unexpected shape fails with a sentence that names no part of the answer", async () => {
+    const answers: Record<string, unknown> = {
+      "/token": { access_token: "tok-1", expires_in: 3600 },
+      "/gmail/v1/users/me/messages/m1": { id: "m1", threadId: 7, snippet: "SECRET-SNIPPET" },
+    };
+    const doFetch = async (input: RequestInfo | URL) => {
+      const path = new URL(String(input)).pathname;
+      return Response.json(answers[path] ?? {});
+    };
+    const client = new GmailClient("gmail-ro", { clientId: "c", clientSecret: "s", refreshToken: "r" }, { apiBase: "https://gmail.example", tokenUrl: "https://gmail.example/token" }, doFetch);
+    const mailbox = new Mailbox(client);
+    const scope = { mount: "gmail-ro", signal: new AbortController().signal, waitUntil: () => {}, env: {} };
+    const failure = await runInScope(scope, () => mailbox.getMessage("m1", "metadata")).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(failure?.message).toBe("Gmail gave an answer of an unexpected shape");
+    expect(failure?.message).not.toContain("SECRET");
+  });
+});
