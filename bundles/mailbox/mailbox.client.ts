@@ -48,6 +48,14 @@ export interface Answer {
   code: string | undefined;
 }
 
+const encoder = new TextEncoder();
+/** The bytes a response took off a command's budget: its text lines with their CRLFs, and its literals. */
+function sizeOf(response: RawResponse): number {
+  let n = 0;
+  for (const t of response.texts) n += t.length + 2;
+  for (const l of response.literals) n += l.length;
+  return n;
+}
 const words = (args: readonly Arg[]) => (args[0] !== undefined && "raw" in args[0] ? args[0].raw.split(" ").slice(0, 2).join(" ") : "command");
 
 export class ImapClient {
@@ -89,7 +97,7 @@ export class ImapClient {
         client.readCapabilities(greeting);
         if (account.security === "starttls") await client.startTls();
         if (status !== "PREAUTH") {
-          const login = await client.runUnlocked([raw("LOGIN"), str(account.user), { literal: new TextEncoder().encode(account.password) }], { what: "LOGIN" });
+          const login = await client.runUnlocked([raw("LOGIN"), str(account.user), { literal: encoder.encode(account.password) }], { what: "LOGIN" });
           client.capabilities.clear();
           if (login.code?.startsWith("CAPABILITY ")) for (const c of login.code.split(" ").slice(1)) client.capabilities.add(c.toUpperCase());
         }
@@ -172,11 +180,10 @@ export class ImapClient {
     let budget = maxBytes;
     const readCounted = async () => {
       const r = await this.readOne(budget);
-      budget -= r.texts.reduce((n, t) => n + t.length + 2, 0) + r.literals.reduce((n, l) => n + l.length, 0);
+      budget -= sizeOf(r);
       if (budget < 0) throw new MailError(`the IMAP server's answer to ${what} is larger than the ${maxBytes} bytes this call reads`);
       return r;
     };
-    const encoder = new TextEncoder();
     for (const chunk of chunks) {
       await this.writer.write(encoder.encode(chunk.head));
       if (chunk.literal === undefined) continue;
@@ -223,7 +230,7 @@ export class ImapClient {
     if (wasOpen && !this.signal.aborted) {
       // A polite LOGOUT, not waited on for long: the socket closes either way.
       try {
-        await Promise.race([this.writer.write(new TextEncoder().encode(`s${++this.tag} LOGOUT\r\n`)), new Promise((r) => setTimeout(r, 200))]);
+        await Promise.race([this.writer.write(encoder.encode(`s${++this.tag} LOGOUT\r\n`)), new Promise((r) => setTimeout(r, 200))]);
       } catch {}
     }
     let timer: ReturnType<typeof setTimeout> | undefined;

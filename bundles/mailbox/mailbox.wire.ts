@@ -25,12 +25,21 @@ export interface ReadLimits {
   maxLiteral: number;
 }
 
-const CRLF = [13, 10];
+const CR = 13;
+const LF = 10;
 const utf8 = new TextDecoder("utf-8");
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
 
 /** Reads whole responses from a byte stream. */
 export class ResponseReader {
+  /**
+   * What was read and not yet taken: `buffer` from `pos` on. Lines are taken by moving `pos`, never by cutting the
+   * buffer, so a chunk of many lines is neither copied nor re-viewed once per line (a search's answer was a tenth of
+   * its call's allocations); a fill keeps only the untaken rest.
+   */
   private buffer: Uint8Array = new Uint8Array(0);
+  private pos = 0;
   private done = false;
 
   constructor(private readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
@@ -42,14 +51,16 @@ export class ResponseReader {
       this.done = true;
       return false;
     }
-    if (this.buffer.length === 0) {
+    const rest = this.buffer.length - this.pos;
+    if (rest === 0) {
       this.buffer = value;
-      return true;
+    } else {
+      const next = new Uint8Array(rest + value.length);
+      next.set(this.buffer.subarray(this.pos));
+      next.set(value, rest);
+      this.buffer = next;
     }
-    const next = new Uint8Array(this.buffer.length + value.length);
-    next.set(this.buffer);
-    next.set(value, this.buffer.length);
-    this.buffer = next;
+    this.pos = 0;
     return true;
   }
 
@@ -58,43 +69,50 @@ export class ResponseReader {
    * Anything the server sent past its last response would be read as if it had come over TLS, so it is refused.
    */
   release(): void {
-    if (this.buffer.length > 0) throw new ImapWireError("the IMAP server sent more after its STARTTLS answer, before the TLS handshake; nothing sent in clear text before TLS is trusted");
+    if (this.pos < this.buffer.length) throw new ImapWireError("the IMAP server sent more after its STARTTLS answer, before the TLS handshake; nothing sent in clear text before TLS is trusted");
     this.reader.releaseLock();
   }
 
   /**
-   * The next `n` bytes, as a view of the buffer: the rest stays a view too, never copied, so a chunk of many lines is
-   * not copied once per line (a search's answer was a tenth of its call's allocations). A caller that keeps the
-   * bytes past the next read copies them (bytes()).
+   * The next CRLF-terminated line if the buffer holds all of it, without its CRLF; undefined when more must be read
+   * first. Searches from `searched` bytes into the untaken rest (less one: a CR may end what was there before).
+   * Refuses a line longer than `max`, before reading more of it.
    */
-  private take(n: number): Uint8Array {
-    const out = this.buffer.subarray(0, n);
-    this.buffer = this.buffer.subarray(n);
-    return out;
+  private lineInBuffer(max: number, searched: number): string | undefined {
+    const buffer = this.buffer;
+    const start = this.pos;
+    for (let i = start + Math.max(0, searched - 1); i + 1 < buffer.length; i++) {
+      if (buffer[i] === CR && buffer[i + 1] === LF) {
+        if (i - start > max) throw new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
+        this.pos = i + 2;
+        return utf8.decode(buffer.subarray(start, i));
+      }
+    }
+    if (buffer.length - start > max + 1) throw new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
+    return undefined;
   }
 
-  /** One CRLF-terminated line, without its CRLF; refuses a line longer than `max` before reading more of it. */
+  /** The next line, read on until it is whole. Most lines are in the buffer already: they cost no await (read()). */
   private async line(max: number): Promise<string> {
-    let from = 0;
     for (;;) {
-      for (let i = Math.max(0, from - 1); i + 1 < this.buffer.length; i++) {
-        if (this.buffer[i] === CRLF[0] && this.buffer[i + 1] === CRLF[1]) {
-          if (i > max) throw new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
-          const text = utf8.decode(this.take(i));
-          this.take(2);
-          return text;
-        }
-      }
-      from = this.buffer.length;
-      if (this.buffer.length > max + 1) throw new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
+      const searched = this.buffer.length - this.pos;
       if (!(await this.fill())) throw new ImapWireError("the IMAP server closed the connection");
+      const text = this.lineInBuffer(max, searched);
+      if (text !== undefined) return text;
     }
   }
 
+  /** `n` bytes: a literal is kept (a message's bytes), so a copy of its own, not a view pinning the chunk it came in. */
+  private bytesInBuffer(n: number): Uint8Array | undefined {
+    if (this.buffer.length - this.pos < n) return undefined;
+    const literal = this.buffer.slice(this.pos, this.pos + n);
+    this.pos += n;
+    return literal;
+  }
+
   private async bytes(n: number): Promise<Uint8Array> {
-    while (this.buffer.length < n) if (!(await this.fill())) throw new ImapWireError("the IMAP server closed the connection in the middle of a literal");
-    // A literal is kept (a message's bytes): a copy of its own, not a view pinning the whole chunk it came in.
-    return this.take(n).slice();
+    while (this.buffer.length - this.pos < n) if (!(await this.fill())) throw new ImapWireError("the IMAP server closed the connection in the middle of a literal");
+    return this.bytesInBuffer(n) as Uint8Array;
   }
 
   /** One response: a line, and for each `{n}` it ends with, n octets and the rest of the line after them. */
@@ -102,13 +120,13 @@ export class ResponseReader {
     const texts: string[] = [];
     const literals: Uint8Array[] = [];
     for (;;) {
-      const text = await this.line(limits.maxLine);
+      const text = this.lineInBuffer(limits.maxLine, 0) ?? (await this.line(limits.maxLine));
       texts.push(text);
       const m = /\{(\d{1,10})\}$/.exec(text);
       if (m === null) return { texts, literals };
       const n = Number(m[1]);
       if (n > limits.maxLiteral) throw new ImapWireError(`the IMAP server offered a literal of ${n} bytes, more than the ${limits.maxLiteral} this call reads`);
-      literals.push(await this.bytes(n));
+      literals.push(this.bytesInBuffer(n) ?? (await this.bytes(n)));
     }
   }
 }
@@ -123,7 +141,8 @@ export function tokenize(response: RawResponse): Token[] {
   const root: Token[] = [];
   const stack: Token[][] = [root];
   const top = () => stack[stack.length - 1] as Token[];
-  response.texts.forEach((text, index) => {
+  for (let index = 0; index < response.texts.length; index++) {
+    const text = response.texts[index] as string;
     let i = 0;
     const literalAt = index < response.literals.length ? text.lastIndexOf("{") : -1;
     const end = literalAt === -1 ? text.length : literalAt;
@@ -141,19 +160,22 @@ export function tokenize(response: RawResponse): Token[] {
         stack.pop();
         i++;
       } else if (c === '"') {
+        // Taken in runs between escapes, not a character at a time.
         let value = "";
         i++;
+        let run = i;
         for (;;) {
           if (i >= end) throw new ImapWireError("the IMAP server sent an unterminated quoted string");
-          const d = text[i] as string;
-          if (d === "\\") {
-            value += text[i + 1] ?? "";
+          const d = text.charCodeAt(i);
+          if (d === BACKSLASH) {
+            value += text.slice(run, i) + (text[i + 1] ?? "");
             i += 2;
-          } else if (d === '"') {
+            run = i;
+          } else if (d === QUOTE) {
+            value += text.slice(run, i);
             i++;
             break;
           } else {
-            value += d;
             i++;
           }
         }
@@ -169,7 +191,7 @@ export function tokenize(response: RawResponse): Token[] {
           j++;
         }
         const atom = text.slice(i, j);
-        top().push(atom.toUpperCase() === "NIL" ? { nil: true } : { atom });
+        top().push(atom.length === 3 && atom.toUpperCase() === "NIL" ? { nil: true } : { atom });
         i = j;
       }
     }
@@ -177,7 +199,7 @@ export function tokenize(response: RawResponse): Token[] {
       const bytes = response.literals[index] as Uint8Array;
       top().push({ string: utf8.decode(bytes), bytes });
     }
-  });
+  }
   if (stack.length !== 1) throw new ImapWireError("the IMAP server sent an unbalanced list");
   return root;
 }

@@ -57,6 +57,56 @@ describe("reading responses", () => {
     await expect(readerOf("* X {10}\r\n", "abc").read(LIMITS)).rejects.toThrow("closed the connection in the middle of a literal");
   });
 
+  it("reads back any run of responses, lines and literals, however the socket cuts it into chunks (a CR and its LF apart included)", async () => {
+    const enc = new TextEncoder();
+    const lineText = fc.stringMatching(/^[ -~]{0,40}$/).filter((t) => !/\{\d{1,10}\}$/.test(t));
+    const literal = fc.uint8Array({ maxLength: 30 });
+    const response = fc.record({ lines: fc.array(fc.tuple(lineText, literal), { maxLength: 3 }), last: lineText });
+    await fc.assert(
+      fc.asyncProperty(fc.array(response, { minLength: 1, maxLength: 5 }), fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 20 }), async (responses, cuts) => {
+        const parts: Uint8Array[] = [];
+        for (const r of responses) {
+          for (const [text, bytes] of r.lines) parts.push(enc.encode(`${text}{${bytes.length}}\r\n`), bytes);
+          parts.push(enc.encode(`${r.last}\r\n`));
+        }
+        const wire = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+        let at = 0;
+        for (const p of parts) {
+          wire.set(p, at);
+          at += p.length;
+        }
+        const chunks: Uint8Array[] = [];
+        for (let from = 0, k = 0; from < wire.length; k++) {
+          const to = Math.min(wire.length, from + (cuts[k % cuts.length] as number));
+          chunks.push(wire.slice(from, to));
+          from = to;
+        }
+        const reader = readerOf(...chunks);
+        for (const r of responses) {
+          const got = await reader.read({ maxLine: 1000, maxLiteral: 100 });
+          expect(got.texts).toEqual([...r.lines.map(([text, bytes]) => `${text}{${bytes.length}}`), r.last]);
+          expect(got.literals.map((l) => [...l])).toEqual(r.lines.map(([, bytes]) => [...bytes]));
+        }
+        await expect(reader.read(LIMITS)).rejects.toThrow("closed the connection");
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("tokenizes any quoted string back to its text, escapes and all, beside atoms", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 30 }).filter((t) => !/[\r\n]/.test(t)),
+        fc.stringMatching(/^[A-Z0-9]{1,6}$/),
+        (text, atom) => {
+          const quoted = `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+          expect(tokenize({ texts: [`* ${atom} ${quoted} (${quoted}) ${atom}`], literals: [] })).toEqual([{ atom: "*" }, { atom }, { string: text }, { list: [{ string: text }] }, { atom }]);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it("tokenizes quoted strings with escapes, NIL, nested lists and bracketed atoms", () => {
     const tokens = tokenize({ texts: ['* 2 FETCH (UID 9 FLAGS (\\Seen $X) BODY[HEADER.FIELDS (FROM)] NIL "a \\"q\\" \\\\ b")'], literals: [] });
     const list = (tokens[3] as { list: unknown[] }).list;
