@@ -109,7 +109,9 @@ describe("a gated write", () => {
     const started = Date.now();
     drop.abort();
     await expect(write).rejects.toThrow();
-    expect(Date.now() - started).toBeLessThan(500);
+    // The upstream never answers: a write the drop did not abort would hang to the test's timeout. The bound leaves a
+    // machine whose cores the rest of the suite holds its stalls (one CI run answered a 2 ms round trip 487 ms late).
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it("fails closed when the call registry throws: the write is refused and nothing is sent", async () => {
