@@ -108,6 +108,39 @@ export function plainCall(message: Message, retry = false): PlainCall | undefine
 }
 
 /**
+ * An envelope of the everyday shape (capabilities `{}`, clientInfo absent or a name and a version), valid by the
+ * envelope schema's own terms: what the gateway's hop always carries. Any other is the SDK's classifier's to judge.
+ */
+function everydayEnvelope(meta: Record<string, unknown>): boolean {
+  const capabilities = meta[CLIENT_CAPABILITIES_META_KEY];
+  const info = meta[CLIENT_INFO_META_KEY];
+  return (
+    isPlainObject(capabilities) &&
+    Object.keys(capabilities).length === 0 &&
+    (info === undefined || (isPlainObject(info) && onlyKeys(info, ["name", "version"]) && typeof info.name === "string" && typeof info.version === "string"))
+  );
+}
+
+/**
+ * The id of a 2026-07-28 tools/list the SDK's modern leg answers with a mount's whole list, whatever the id: exactly
+ * the JSON-RPC members, a string or safe-integer id, params of an everyday envelope alone (no cursor, nothing else),
+ * and headers that agree (version, `Mcp-Method: tools/list`, no `Mcp-Name`, an Accept naming JSON; the content
+ * type is the caller's to check, with the SDK's own test). Undefined for any other request: the SDK's to answer.
+ */
+export function plainListId(request: Request, message: unknown): string | number | undefined {
+  const headers = request.headers;
+  if (headers.get("mcp-protocol-version") !== MODERN_REVISION || headers.get("mcp-method") !== "tools/list" || headers.get("mcp-name") !== null) return undefined;
+  if (!(headers.get("accept") ?? "").includes("application/json")) return undefined;
+  if (!isPlainObject(message) || message.jsonrpc !== "2.0" || message.method !== "tools/list" || !onlyKeys(message, MESSAGE_KEYS)) return undefined;
+  const { id, params } = message;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
+  if (!isPlainObject(params) || !onlyKeys(params, ["_meta"])) return undefined;
+  const meta = params._meta;
+  if (!isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION || !everydayEnvelope(meta)) return undefined;
+  return id as string | number;
+}
+
+/**
  * A 2026-07-28 call the SDK's modern leg takes as it is: the method and name headers agree with the body (the
  * version header was checked by the caller), and the `_meta` envelope holds only what that leg validates and
  * nothing that changes how it answers (no log level; a progress token only with `hop`, below). With `hop` (a bundle's
@@ -127,13 +160,7 @@ export function modernCallFits(request: Request, message: Message, call: PlainCa
   // The SDK refuses a progress token that is neither a string nor a safe integer (-32602): its path words that.
   const token = meta.progressToken;
   if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token)) return false;
-  const capabilities = meta[CLIENT_CAPABILITIES_META_KEY];
-  const info = meta[CLIENT_INFO_META_KEY];
-  const everyday =
-    isPlainObject(capabilities) &&
-    Object.keys(capabilities).length === 0 &&
-    (info === undefined || (isPlainObject(info) && onlyKeys(info, ["name", "version"]) && typeof info.name === "string" && typeof info.version === "string"));
-  if (everyday) return true;
+  if (everydayEnvelope(meta)) return true;
   // An SDK that cannot be loaded fits nothing: the call goes to the SDK's path, which answers why it cannot be served.
   return loadSdk().then(
     (sdk) => sdk.classifyInboundRequest({ httpMethod: "POST", protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: "tools/call", mcpNameHeader: name, body: message }).kind === "modern",

@@ -37,7 +37,7 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { coldStarts } from "./bench-cold.mjs";
 import { stallVerdict, TraceUnavailable, traceCollections } from "./bench-gc.mjs";
 import { allocatedPerCall, functionsIn, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
-import { buildWorker, closedLoop, gatewayPropsFor, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, gatewayPropsFor, MODERN_META, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -547,10 +547,45 @@ async function bundleReads(stack, auth) {
       console.log(
         `   ${`${read.bundle} ${read.tool} (${read.slug})`.padEnd(52)} ${String(n).padStart(5)} calls, served by ${path.padEnd(14)} ${kib(bytes).padStart(10)} per call (target <= ${kib(BUNDLE_BYTES_PER_CALL)}): ${pass(bytes <= BUNDLE_BYTES_PER_CALL)}`,
       );
+      // The mount's tools/list through the gateway, as every session's list reaches it: beside the read, no target.
+      const list = (i) => timedList(gatewayUrl(read.slug), headers, `b7-list-${read.bundle}-${i}`);
+      await closedLoop(20, 2, list);
+      const lists = Math.max(50, Math.floor(n / 4));
+      let listPath = "n/a";
+      const [listBytes] = await allocatedPerCall(
+        [isolate],
+        lists,
+        () => closedLoop(lists, 4, list),
+        (_, profile) => {
+          const seen = functionsIn(profile);
+          listPath = SDK_PATH_METHODS.some((name) => seen.has(name)) ? "the SDK's path" : "the kit's lane";
+        },
+      );
+      console.log(`   ${`${read.bundle} tools/list (${read.slug})`.padEnd(52)} ${String(lists).padStart(5)} lists, served by ${listPath.padEnd(14)} ${kib(listBytes).padStart(10)} per list`);
     } finally {
       isolate.close();
     }
   }
+}
+
+/** A 2026-07-28 tools/list through the gateway to `url`'s mounts; resolves to its latency in ms, throws unless it listed. */
+async function timedList(url, headers, id) {
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/list",
+      "accept-encoding": "identity",
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params: { _meta: MODERN_META } }),
+  });
+  const text = await response.text();
+  if (response.status !== 200 || !text.includes('"tools"')) throw new Error(`tools/list failed: HTTP ${response.status} ${text.slice(0, 200)}`);
+  return performance.now() - started;
 }
 
 /** Part 4: request_approval, then await_approval held at the approval service while the decision lands. */

@@ -10,7 +10,19 @@
 // outcome it does not encode itself (thrown, or a result of another shape), which the SDK answers with that outcome
 // without running the tool again (CallState.settled).
 import { isJsonContentType, type McpServer } from "@modelcontextprotocol/server";
-import { encodeResult, everydayResult, isPlainObject, type Message, MODERN_REVISION, modernCallFits, plainCall, resultAnswer, type ServerIdentity } from "../../contract/tool-call";
+import {
+  encodeResult,
+  everydayResult,
+  isPlainObject,
+  type Message,
+  MODERN_REVISION,
+  modernCallFits,
+  onlyKeys,
+  plainCall,
+  plainListId,
+  resultAnswer,
+  type ServerIdentity,
+} from "../../contract/tool-call";
 import type { CallScope } from "./scope";
 import { type PlainTool, toolsServedBy } from "./tools";
 
@@ -96,4 +108,62 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
   }
   scope.call.settled = { result };
   return undefined;
+}
+
+/**
+ * A mount's tools/list as the SDK answered it under one env. Every 2026-07-28 list the gateway sends (listTools in
+ * worker/mcp.ts: no cursor, its everyday envelope) gets the same result from the SDK whatever its id, so the lane
+ * keeps the SDK's own first answer and gives it again, under each request's id, without building a server: the
+ * list's tools and their JSON Schemas, converted from zod for every list, were the most a list cost. A mount's
+ * factory makes its server of the mount and the env alone (MountFactory), so the answer is kept with the env object
+ * and every value it held, and given again only to a request whose env is that object holding those values.
+ */
+export interface KnownList {
+  env: Record<string, unknown>;
+  values: readonly (readonly [string, unknown])[];
+  result: Record<string, unknown>;
+}
+
+/** What the list lane keeps of an SDK's list `result` under `env`. */
+export function knownList(env: Record<string, unknown>, result: Record<string, unknown>): KnownList {
+  return { env, values: Object.entries(env), result };
+}
+
+function sameEnv(known: KnownList, env: Record<string, unknown>): boolean {
+  if (known.env !== env) return false;
+  let count = 0;
+  for (const key in env) {
+    if (!Object.hasOwn(env, key)) continue;
+    count++;
+  }
+  if (count !== known.values.length) return false;
+  for (const [key, value] of known.values) if (!Object.hasOwn(env, key) || env[key] !== value) return false;
+  return true;
+}
+
+/** The id of a list the lane may answer (plainListId, with the SDK's own content-type test), or undefined. */
+export function listLaneId(request: Request, message: unknown): string | number | undefined {
+  if (!isJsonContentType(request.headers.get("content-type")) || request.signal.aborted) return undefined;
+  return plainListId(request, message);
+}
+
+/**
+ * The result of the SDK's answer `text` to the list with `id`, when the lane's own answer under that id would be
+ * the same bytes (resultAnswer's order and form); else undefined, and the lane learns nothing from it.
+ */
+export function listResultOf(text: string, id: string | number): Record<string, unknown> | undefined {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(answer) || !onlyKeys(answer, ["result", "jsonrpc", "id"]) || answer.id !== id || !isPlainObject(answer.result)) return undefined;
+  if (answer.result.resultType !== "complete" || answer.result.nextCursor !== undefined) return undefined;
+  return JSON.stringify({ result: answer.result, jsonrpc: "2.0", id }) === text ? answer.result : undefined;
+}
+
+/** The lane's answer to a list it may take, from what the SDK answered before under the same env. */
+export function listLane(id: string | number, known: KnownList | undefined, env: Record<string, unknown>): Response | undefined {
+  return known !== undefined && sameEnv(known, env) ? resultAnswer(id, known.result) : undefined;
 }

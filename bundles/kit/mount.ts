@@ -6,7 +6,7 @@ import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { MAX_FORWARDED_BODY_BYTES, readCappedText } from "../../contract/body";
 import { SLUG_PATTERN, slugNamespace } from "../../contract/slug";
 import { cameOverGatewayBinding, ONLY_THROUGH_GATEWAY } from "./gateway-only";
-import { kitLane, type LaneTable, laneTableFor } from "./lane";
+import { type KnownList, kitLane, knownList, type LaneTable, laneTableFor, listLane, listLaneId, listResultOf } from "./lane";
 import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 import { installConfirmSeam } from "./seam";
@@ -166,6 +166,8 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
   // The lane's table per mount path, learnt from the servers its factory builds, and learnt again whenever the
   // isolate is handed another env object (bundles/kit/lane.ts).
   const tables = new Map<string, LaneTable>();
+  // Each mount's tools/list as the SDK answered it, with the env it answered under (bundles/kit/lane.ts, KnownList).
+  const lists = new Map<string, KnownList>();
   const mountAt = (path: string, factory: MountFactory) => {
     const mount = path.replace(/^\//, "");
     // The factory runs inside the request's scope, so it sees this request's env and call.
@@ -223,8 +225,22 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
         const answer = await runInScope(scope, () => kitLane(request, parsedBody, table, scope));
         if (answer !== undefined) return answer;
       }
+      const listId = fastLane && scope.call === undefined ? listLaneId(request, parsedBody) : undefined;
+      if (listId !== undefined) {
+        const listed = listLane(listId, lists.get(path), env);
+        if (listed !== undefined) return listed;
+      }
       const handler = handlerOf(path);
-      return runInScope(scope, () => handler.fetch(request, { parsedBody }));
+      const response = await runInScope(scope, () => handler.fetch(request, { parsedBody }));
+      if (listId === undefined || response.status !== 200 || response.headers.get("content-type") !== "application/json") return response;
+      // The SDK's answer to a list the lane may take: learnt when the lane's would be the same bytes, and handed on as it came.
+      const listed = await response.text();
+      const result = listResultOf(listed, listId);
+      if (result !== undefined) {
+        if (lists.size >= MAX_REMEMBERED_MOUNTS && !lists.has(path)) lists.clear();
+        lists.set(path, knownList(env, result));
+      }
+      return new Response(listed, { status: response.status, statusText: response.statusText, headers: response.headers });
     },
   };
 }

@@ -8,6 +8,7 @@ import manifest from "../../../bundles/echo/bundle.json";
 import { echoServer } from "../../../bundles/echo/echo.tools";
 import googleManifest from "../../../bundles/google/bundle.json";
 import { gmailServer } from "../../../bundles/google/google.tools";
+import { listResultOf } from "../../../bundles/kit/lane";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { currentScope } from "../../../bundles/kit/scope";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../../../bundles/kit/tools";
@@ -554,6 +555,129 @@ describe("the kit's lane where the SDK's answer depends on more than the tool's 
   });
 });
 
+describe("the kit's lane answers tools/list as the SDK does", () => {
+  const withId = (raw: Raw, id: unknown) => withBody(raw, (b) => ({ ...b, id }), `${raw.label} id ${JSON.stringify(id)}`);
+  const toolNames = (text: string) => (JSON.parse(text.split("\n")[1] as string).result.tools as { name: string }[]).map((t) => t.name);
+
+  it("leaves a mount's first list under an env to the SDK, keeps its answer, and gives it again under each id without a server", async () => {
+    const fresh = { on: shapes(true), off: shapes(false) };
+    const env = { LIST: "1" };
+    const first = await both(list("/shapes"), fresh, env);
+    expect(first.on.servers).toBe(1);
+    expect(first.on.text).toBe(first.off.text);
+    expect(first.on.text.startsWith("200 application/json\n")).toBe(true);
+    expect(toolNames(first.on.text)).toContain("text");
+    for (const id of [7, "list-7", 0, Number.MAX_SAFE_INTEGER, -3, "", "é"]) {
+      const next = await both(withId(list("/shapes"), id), fresh, env);
+      expect(next.on.servers, `id ${JSON.stringify(id)}`).toBe(0);
+      expect(next.on.text, `id ${JSON.stringify(id)}`).toBe(next.off.text);
+    }
+    // Another mount, or the same mount under another env object, is learnt anew.
+    expect((await both(list("/other"), fresh, env)).on.servers).toBe(1);
+    expect((await both(list("/shapes"), fresh, { LIST: "1" })).on.servers).toBe(1);
+  });
+
+  it("gives each env the list the mount's factory made under it, envs alternating", async () => {
+    const flagged = (fastLane: boolean) =>
+      serveBundle(
+        {
+          mounts: {
+            "/flagged": (mount, env) =>
+              registerTools(
+                new McpServer({ name: mount, version: "0" }),
+                SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
+              ),
+          },
+        },
+        { fastLane },
+      );
+    const lanesOf = { on: flagged(true), off: flagged(false) };
+    const withFlag = { FLAG: "1" };
+    const without = {};
+    for (let i = 0; i < 6; i++) {
+      const env = i % 3 === 2 ? without : withFlag;
+      const { on, off } = await both(withId(list("/flagged"), i + 1), lanesOf, env);
+      expect(on.text, `round ${i}`).toBe(off.text);
+      expect(toolNames(on.text).includes("text"), `round ${i}`).toBe(env === withFlag);
+    }
+  });
+
+  it("answers 300 seeded random mixes of list requests as the SDK does, and takes only the plain ones", async () => {
+    const lanesOf = { on: shapes(true), off: shapes(false) };
+    await answer(lanesOf.on, list("/shapes"));
+    let seed = 0x11575;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed;
+    };
+    const pick = <T>(items: readonly T[]): T => items[next() % items.length] as T;
+    const ids = [3, "l-3", 0, 9_007_199_254_740_991, 1.5, null, true];
+    const headerChanges: Record<string, string | undefined>[] = [
+      {},
+      {},
+      {},
+      { "mcp-name": "text" },
+      { "mcp-method": "tools/call" },
+      { "mcp-method": undefined },
+      { accept: "text/event-stream" },
+      { "mcp-protocol-version": "2025-11-25" },
+      { "content-type": "application/json; charset=utf-8" },
+      { "content-type": "Application/JSON" },
+      { "content-type": "text/plain" },
+    ];
+    const paramsOf: (Record<string, unknown> | undefined)[] = [
+      { _meta: envelope() },
+      { _meta: envelope() },
+      { _meta: envelope(), cursor: "c1" },
+      { _meta: envelope(), extra: 1 },
+      {},
+      undefined,
+      { _meta: envelope({ progressToken: 1 }) },
+      { _meta: envelope({ "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } }) },
+      { _meta: envelope({ "io.modelcontextprotocol/protocolVersion": "2030-01-01" }) },
+      { _meta: envelope({ "io.modelcontextprotocol/clientInfo": { name: "n", version: "v", extra: 1 } }) },
+      { _meta: envelope({ "io.modelcontextprotocol/clientInfo": undefined }) },
+      { _meta: envelope({ "dev.example/x": 1 }) },
+    ];
+    const bodies = [
+      (b: Record<string, unknown>) => b,
+      (b: Record<string, unknown>) => b,
+      (b: Record<string, unknown>) => ({ ...b, extra: 1 }),
+      (b: Record<string, unknown>) => ({ ...b, jsonrpc: "1.0" }),
+    ];
+    let taken = 0;
+    for (let i = 0; i < 300; i++) {
+      const chosen = pick(paramsOf);
+      const raw = withHeaders(
+        withBody(list(pick(["/shapes", "/shapes", "/other"])), (b) => pick(bodies)({ ...b, id: pick(ids), params: chosen }), ""),
+        pick(headerChanges),
+        "",
+      );
+      const { on, off } = await both(raw, lanesOf);
+      expect(on.text, `mix ${i}: ${JSON.stringify(raw)}`).toBe(off.text);
+      // Taken by the lane: the SDK's path built a server for it, the lane none (a request the SDK refuses before
+      // building one costs neither a server).
+      if (on.servers === 0 && off.servers === 1) taken++;
+    }
+    // The plain list came up often enough to be taken, and most mixes were not plain.
+    expect(taken).toBeGreaterThan(10);
+    expect(taken).toBeLessThan(150);
+  });
+
+  it("learns only an answer its own would repeat byte for byte", () => {
+    const result = { tools: [{ name: "a", inputSchema: { type: "object" } }], resultType: "complete" };
+    const exact = JSON.stringify({ result, jsonrpc: "2.0", id: 4 });
+    expect(listResultOf(exact, 4)).toEqual(result);
+    expect(listResultOf(exact, "4"), "another id").toBeUndefined();
+    expect(listResultOf(JSON.stringify({ jsonrpc: "2.0", id: 4, result }), 4), "members in another order").toBeUndefined();
+    expect(listResultOf(JSON.stringify({ result, jsonrpc: "2.0", id: 4 }, null, 1), 4), "spaced").toBeUndefined();
+    expect(listResultOf(JSON.stringify({ result: { ...result, nextCursor: "c" }, jsonrpc: "2.0", id: 4 }), 4), "a page of more").toBeUndefined();
+    expect(listResultOf(JSON.stringify({ result: { tools: [] }, jsonrpc: "2.0", id: 4 }), 4), "no resultType").toBeUndefined();
+    expect(listResultOf(JSON.stringify({ error: { code: 1, message: "x" }, jsonrpc: "2.0", id: 4 }), 4), "an error").toBeUndefined();
+    expect(listResultOf("{", 4), "not JSON").toBeUndefined();
+  });
+});
+
 describe("the echo bundle on the lane", () => {
   const lanes = { on: serveBundle({ manifest, server: echoServer }), off: serveBundle({ manifest, server: echoServer }, { fastLane: false }) };
   const ENVS: Record<string, Record<string, unknown>> = { "as deployed": {}, "with the dev probes": { STRAD_DEV_PROBES: "1", ECHO_WAIVED__GREETING: "hello" } };
@@ -583,6 +707,21 @@ describe("the echo bundle on the lane", () => {
     }
     // echo (two lengths), about and add (two) on three mounts; the refused arguments and every other tool are the SDK's.
     expect(taken).toBe(15);
+  });
+
+  it.each(Object.entries(ENVS))("answers every mount's tools/list %s as the SDK does, without a server after the first", async (_, env) => {
+    const fresh = { on: serveBundle({ manifest, server: echoServer }), off: serveBundle({ manifest, server: echoServer }, { fastLane: false }) };
+    for (const mount of ["echo", "echo-waived", "echo-confirmed"]) {
+      for (const [i, id] of [1, 2, "three"].entries()) {
+        const { on, off } = await both(
+          withBody(list(`/${mount}`), (b) => ({ ...b, id }), ""),
+          fresh,
+          env,
+        );
+        expect(on.text, `${mount} list ${i}`).toBe(off.text);
+        expect(on.servers, `${mount} list ${i}`).toBe(i === 0 ? 1 : 0);
+      }
+    }
   });
 
   it("answers about from the request's own env on the lane", async () => {
@@ -636,6 +775,19 @@ describe("the Google bundle on the lane", () => {
     expect(taken).toEqual(READS.filter((_, i) => [0, 1, 3, 5, 6, 7].includes(i)).map((r) => r.label));
     const { on } = await both(READS[0] as Raw, lanes, env);
     expect(on.text).toContain("Not done: ");
+  });
+
+  it("answers the mount's tools/list as the SDK does, without a server after the first", async () => {
+    const fresh = { on: serveBundle({ manifest: googleManifest, server: gmailServer }), off: serveBundle({ manifest: googleManifest, server: gmailServer }, { fastLane: false }) };
+    for (const [i, id] of [5, 6, "seven"].entries()) {
+      const { on, off } = await both(
+        withBody(list("/mail"), (b) => ({ ...b, id }), ""),
+        fresh,
+        env,
+      );
+      expect(on.text, `list ${i}`).toBe(off.text);
+      expect(on.servers, `list ${i}`).toBe(i === 0 ? 1 : 0);
+    }
   });
 
   it("builds each tool's schema once per isolate: two requests' servers hold the same schema objects", () => {
