@@ -17,7 +17,7 @@ export const GMAIL_ID = /^[A-Za-z0-9_-]{1,256}$/;
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is string => typeof v === "string" && GMAIL_ID.test(v);
-// z.number() takes finite numbers only; JSON.parse makes no other.
+// z.number() takes finite numbers only (JSON.parse makes Infinity of 1e400, which both refuse).
 const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 
 function headers(value: unknown): GmailHeader[] | undefined {

@@ -26,9 +26,30 @@ import {
 import type { CallScope } from "./scope";
 import { type PlainTool, toolsServedBy } from "./tools";
 
-/** What the lane knows of one mount under one env: its plain tools by name, and the identity its server reports. */
-export interface LaneTable {
+/**
+ * An env as the lane saw it: the object and every value it held. A mount's factory makes its server of the mount and
+ * the env alone (MountFactory), so what the lane learnt from one holds for a request whose env is that object still
+ * holding those values (workerd hands an isolate one env object; a test may change one in place).
+ */
+export interface EnvSeen {
   env: Record<string, unknown>;
+  values: readonly (readonly [string, unknown])[];
+}
+
+export const envSeen = (env: Record<string, unknown>): EnvSeen => ({ env, values: Object.entries(env) });
+
+/** Whether `env` is the env `seen` saw, holding the same own values (compared by identity, as the factory read them). */
+export function sameEnv(seen: EnvSeen, env: Record<string, unknown>): boolean {
+  if (seen.env !== env) return false;
+  let count = 0;
+  for (const key in env) if (Object.hasOwn(env, key)) count++;
+  if (count !== seen.values.length) return false;
+  for (const [key, value] of seen.values) if (!Object.hasOwn(env, key) || env[key] !== value) return false;
+  return true;
+}
+
+/** What the lane knows of one mount under one env: its plain tools by name, and the identity its server reports. */
+export interface LaneTable extends EnvSeen {
   tools: ReadonlyMap<string, PlainTool>;
   serverInfo: ServerIdentity;
 }
@@ -42,7 +63,7 @@ const HEADER_DECLARATION = '"x-mcp-header"';
  * registered), and the identity the SDK stamps on every 2026-07-28 result. The lane never runs a factory itself, so
  * a mount's first call under an env is always the SDK's.
  */
-export function laneTableFor(server: McpServer, env: Record<string, unknown>): LaneTable {
+export function laneTableFor(server: McpServer, seen: EnvSeen): LaneTable {
   // What of the SDK's server the lane must agree with; the SDK keeps it in members of its own.
   const sdk = server as unknown as { _maxToolInputElements?: number; _registeredTools: Record<string, { enabled: boolean } | undefined>; server: { _serverInfo: ServerIdentity } };
   const tools = new Map<string, PlainTool>();
@@ -57,7 +78,7 @@ export function laneTableFor(server: McpServer, env: Record<string, unknown>): L
       tools.set(entry.name, entry.plain);
     }
   }
-  return { env, tools, serverInfo: sdk.server._serverInfo };
+  return { ...seen, tools, serverInfo: sdk.server._serverInfo };
 }
 
 /** Whether the tool's input schema mirrors an argument into a header; one that cannot be put as JSON Schema is left to the SDK too. */
@@ -114,31 +135,11 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
  * A mount's tools/list as the SDK answered it under one env. Every 2026-07-28 list the gateway sends (listTools in
  * worker/mcp.ts: no cursor, its everyday envelope) gets the same result from the SDK whatever its id, so the lane
  * keeps the SDK's own first answer and gives it again, under each request's id, without building a server: the
- * list's tools and their JSON Schemas, converted from zod for every list, were the most a list cost. A mount's
- * factory makes its server of the mount and the env alone (MountFactory), so the answer is kept with the env object
- * and every value it held, and given again only to a request whose env is that object holding those values.
+ * list's tools and their JSON Schemas, converted from zod for every list, were the most a list cost. Kept with the
+ * env it was answered under (EnvSeen: seen before the SDK ran, and kept only if the env still held it after).
  */
-export interface KnownList {
-  env: Record<string, unknown>;
-  values: readonly (readonly [string, unknown])[];
+export interface KnownList extends EnvSeen {
   result: Record<string, unknown>;
-}
-
-/** What the list lane keeps of an SDK's list `result` under `env`. */
-export function knownList(env: Record<string, unknown>, result: Record<string, unknown>): KnownList {
-  return { env, values: Object.entries(env), result };
-}
-
-function sameEnv(known: KnownList, env: Record<string, unknown>): boolean {
-  if (known.env !== env) return false;
-  let count = 0;
-  for (const key in env) {
-    if (!Object.hasOwn(env, key)) continue;
-    count++;
-  }
-  if (count !== known.values.length) return false;
-  for (const [key, value] of known.values) if (!Object.hasOwn(env, key) || env[key] !== value) return false;
-  return true;
 }
 
 /** The id of a list the lane may answer (plainListId, with the SDK's own content-type test), or undefined. */

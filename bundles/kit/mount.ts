@@ -6,7 +6,7 @@ import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { MAX_FORWARDED_BODY_BYTES, readCappedText } from "../../contract/body";
 import { SLUG_PATTERN, slugNamespace } from "../../contract/slug";
 import { cameOverGatewayBinding, ONLY_THROUGH_GATEWAY } from "./gateway-only";
-import { type KnownList, kitLane, knownList, type LaneTable, laneTableFor, listLane, listLaneId, listResultOf } from "./lane";
+import { envSeen, type KnownList, kitLane, type LaneTable, laneTableFor, listLane, listLaneId, listResultOf, sameEnv } from "./lane";
 import { warnPostureOnce } from "./posture";
 import { type CallScope, type CallState, callStateFor, currentScope, runInScope } from "./scope";
 import { installConfirmSeam } from "./seam";
@@ -163,8 +163,8 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
 
   const problemOf = rememberedMountProblem(manifest);
   const handlers = new Map<string, ReturnType<typeof createMcpHandler>>();
-  // The lane's table per mount path, learnt from the servers its factory builds, and learnt again whenever the
-  // isolate is handed another env object (bundles/kit/lane.ts).
+  // The lane's table per mount path, learnt from the servers its factory builds, and learnt again whenever a request's
+  // env is another object or holds other values (bundles/kit/lane.ts, EnvSeen).
   const tables = new Map<string, LaneTable>();
   // Each mount's tools/list as the SDK answered it, with the env it answered under (bundles/kit/lane.ts, KnownList).
   const lists = new Map<string, KnownList>();
@@ -174,7 +174,10 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
     const build = () => {
       const scope = currentScope();
       const server = factory(mount, scope.env);
-      if (fastLane && tables.get(path)?.env !== scope.env) tables.set(path, laneTableFor(server, scope.env));
+      if (fastLane) {
+        const known = tables.get(path);
+        if (known === undefined || !sameEnv(known, scope.env)) tables.set(path, laneTableFor(server, envSeen(scope.env)));
+      }
       installConfirmSeam(server);
       answerWithQuestion(server);
       const call = scope.call;
@@ -221,7 +224,7 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
       }
       scope.call = callOf(parsedBody);
       const table = tables.get(path);
-      if (table?.env === env && scope.call !== undefined) {
+      if (table !== undefined && scope.call !== undefined && sameEnv(table, env)) {
         const answer = await runInScope(scope, () => kitLane(request, parsedBody, table, scope));
         if (answer !== undefined) return answer;
       }
@@ -230,15 +233,17 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
         const listed = listLane(listId, lists.get(path), env);
         if (listed !== undefined) return listed;
       }
+      // The env as the SDK's server for a list is made of it, kept with its answer only if it still holds after.
+      const seen = listId === undefined ? undefined : envSeen(env);
       const handler = handlerOf(path);
       const response = await runInScope(scope, () => handler.fetch(request, { parsedBody }));
-      if (listId === undefined || response.status !== 200 || response.headers.get("content-type") !== "application/json") return response;
+      if (seen === undefined || listId === undefined || response.status !== 200 || response.headers.get("content-type") !== "application/json") return response;
       // The SDK's answer to a list the lane may take: learnt when the lane's would be the same bytes, and handed on as it came.
       const listed = await response.text();
       const result = listResultOf(listed, listId);
-      if (result !== undefined) {
+      if (result !== undefined && sameEnv(seen, env)) {
         if (lists.size >= MAX_REMEMBERED_MOUNTS && !lists.has(path)) lists.clear();
-        lists.set(path, knownList(env, result));
+        lists.set(path, { ...seen, result });
       }
       return new Response(listed, { status: response.status, statusText: response.statusText, headers: response.headers });
     },

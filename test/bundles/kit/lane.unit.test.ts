@@ -602,6 +602,45 @@ describe("the kit's lane answers tools/list as the SDK does", () => {
     }
   });
 
+  it("answers by the env's values, not its object alone: a list or a call after the same env object changed in place, even while the first list was answered", async () => {
+    const flaggedWith = (fastLane: boolean, during?: (env: Record<string, unknown>) => void) =>
+      serveBundle(
+        {
+          mounts: {
+            "/flagged": (mount, env) => {
+              const server = registerTools(
+                new McpServer({ name: mount, version: "0" }),
+                SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
+              );
+              // A change the env takes after the factory read it, before the SDK's answer is learnt.
+              if (during !== undefined) queueMicrotask(() => during(env));
+              return server;
+            },
+          },
+        },
+        { fastLane },
+      );
+    // Changed in place between requests: the call lane's table and the kept list are learnt again.
+    const lanesOf = { on: flaggedWith(true), off: flaggedWith(false) };
+    const env: Record<string, unknown> = { FLAG: "1" };
+    await answer(lanesOf.on, list("/flagged"), env);
+    delete env.FLAG;
+    const called = await both(call("/flagged", "text", { text: "hi" }), lanesOf, env);
+    expect(called.on.text).toBe(called.off.text);
+    expect(called.on.text).toContain("Tool text not found");
+    const listed = await both(withId(list("/flagged"), 2), lanesOf, env);
+    expect(listed.on.text).toBe(listed.off.text);
+    expect(toolNames(listed.on.text)).not.toContain("text");
+    // Changed while the SDK answered the first list: that answer is not kept for the env's new values.
+    const racing = { on: flaggedWith(true, (e) => delete e.FLAG), off: flaggedWith(false) };
+    const raced: Record<string, unknown> = { FLAG: "1" };
+    expect(toolNames(await answer(racing.on, list("/flagged"), raced).then((t) => t))).toContain("text");
+    expect(raced.FLAG).toBeUndefined();
+    const after = await both(withId(list("/flagged"), 3), racing, raced);
+    expect(after.on.text).toBe(after.off.text);
+    expect(toolNames(after.on.text)).not.toContain("text");
+  });
+
   it("answers 300 seeded random mixes of list requests as the SDK does, and takes only the plain ones", async () => {
     const lanesOf = { on: shapes(true), off: shapes(false) };
     await answer(lanesOf.on, list("/shapes"));
