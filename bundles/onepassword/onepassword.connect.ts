@@ -9,6 +9,7 @@ import { readCappedText } from "../../contract/body";
 import { isSecureOrLoopback } from "../../contract/url-policy";
 import { GateRefusal } from "../kit/gate";
 import { currentScope } from "../kit/scope";
+import { itemListAnswer } from "./onepassword.answers";
 import { type Item, type ItemSummary, type NewItem, type OnePasswordClient, OnePasswordError, OP_ID, type Vault, type WriteDoor } from "./onepassword.client";
 
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -20,7 +21,7 @@ const CONNECT = "1Password Connect";
 const TOKEN_SHAPE = /^[\x21-\x7e]{1,8192}$/;
 
 const VaultSchema = z.object({ id: z.string().regex(OP_ID), name: z.string().max(1_000), description: z.string().max(10_000).optional(), items: z.number().optional() });
-const ItemRefSchema = z.object({
+export const ItemRefSchema = z.object({
   id: z.string().regex(OP_ID),
   title: z.string().max(10_000).default(""),
   vault: z.object({ id: z.string().regex(OP_ID) }),
@@ -52,7 +53,7 @@ const FullItemSchema = ItemRefSchema.extend({
 
 // The list answers' schemas, built once per isolate (a schema built in the read cost ~2.5 KiB of every call).
 const VaultListSchema = z.array(VaultSchema).max(10_000);
-const ItemListSchema = z.array(ItemRefSchema).max(100_000);
+export const ItemListSchema = z.array(ItemRefSchema).max(100_000);
 
 function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
@@ -182,7 +183,9 @@ export class ConnectClient implements OnePasswordClient {
   }
 
   async listItems(vaultId: string): Promise<ItemSummary[]> {
-    const items = parsed(ItemListSchema, await this.get(`/v1/vaults/${checkId(vaultId, "vault")}/items`));
+    // Checked by hand as ItemListSchema checks it (onepassword.answers.ts): every listing makes this read.
+    const items = itemListAnswer(await this.get(`/v1/vaults/${checkId(vaultId, "vault")}/items`));
+    if (items === undefined) throw new OnePasswordError(`${CONNECT} gave an answer of an unexpected shape`);
     return items.slice(0, MAX_LISTED).map(summaryOf);
   }
 
