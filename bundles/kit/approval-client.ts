@@ -2,6 +2,7 @@
 // It uses only fetch, AbortSignal and timers, so it runs the same in workerd and in Node tests.
 // Unlike the reference client: no redirect is followed, an error names a status and never a byte of the
 // body, and every request is aborted at the deadline (docs/rules.md R-CLIENT-3, R-CLIENT-4, R-CLIENT-5).
+import { readCappedText } from "../../contract/body";
 import { APPROVER_META_KEY, DECIDED_AT_META_KEY } from "../../contract/channel";
 import { CONFIRM_SCHEMA, isRequestId, isReservedChannelHeader, META_EXPIRES_AT, META_REQUEST_ID, META_TOOL_NAME } from "../../contract/elicitation";
 import { cleanLine } from "../../contract/text";
@@ -179,9 +180,10 @@ async function exchange(doFetch: FetchLike, url: string, init: RequestInit, sign
     discard(response);
     return { ok: false, error: { code: "APPROVAL_HTTP", status: response.status } };
   }
-  const text = await readCapped(response, signal);
-  if (text === "too large") return { ok: false, error: { code: "APPROVAL_PROTOCOL", why: "the answer is too large" } };
-  if (text === "unreadable") return { ok: false, error: { code: "APPROVAL_UNREACHABLE" } };
+  // Read natively when the answer declares its length (contract/body.ts), to the cap either way; the read ends with the
+  // fetch's signal, which is the call's.
+  const text = await readCappedText(response, MAX_ANSWER_BYTES);
+  if (!text.ok) return { ok: false, error: text.tooLarge ? { code: "APPROVAL_PROTOCOL", why: "the answer is too large" } : { code: "APPROVAL_UNREACHABLE" } };
   if (text.value.trim() === "") return { ok: true, body: undefined };
   try {
     return { ok: true, body: JSON.parse(text.value) as unknown };
@@ -192,35 +194,6 @@ async function exchange(doFetch: FetchLike, url: string, init: RequestInit, sign
 
 function discard(response: Response): void {
   response.body?.cancel().catch(() => {});
-}
-
-async function readCapped(response: Response, signal: AbortSignal): Promise<{ value: string } | "too large" | "unreadable"> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > MAX_ANSWER_BYTES) {
-    discard(response);
-    return "too large";
-  }
-  const reader = response.body?.getReader();
-  if (reader === undefined) return { value: "" };
-  const decoder = new TextDecoder();
-  let value = "";
-  let size = 0;
-  try {
-    for (;;) {
-      if (signal.aborted) throw new Error("aborted");
-      const chunk = await reader.read();
-      if (chunk.done) return { value: value + decoder.decode() };
-      size += chunk.value.byteLength;
-      if (size > MAX_ANSWER_BYTES) {
-        await reader.cancel().catch(() => {});
-        return "too large";
-      }
-      value += decoder.decode(chunk.value, { stream: true });
-    }
-  } catch {
-    reader.cancel().catch(() => {});
-    return "unreadable";
-  }
 }
 
 /** The create answer may name the service's own id; without one the client keeps its own. */

@@ -242,6 +242,19 @@ describe("a dropped call", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  it("aborts an answer whose body stalls half-read, and answers cancel (or expired at the deadline)", async () => {
+    for (const headers of [{ "content-length": "200" }, { "transfer-encoding": "chunked" }] as Record<string, string>[]) {
+      const drop = new AbortController();
+      setTimeout(() => drop.abort(), 150);
+      const started = Date.now();
+      const stalled = hostile.route(name(), { poll: () => ({ stallAfter: '{"action":"acc', headers }) });
+      expect(await ask(stalled, { signal: drop.signal }), JSON.stringify(headers)).toMatchObject({ ok: true, answer: "cancel" });
+      expect(Date.now() - started).toBeLessThan(3_000);
+      const late = hostile.route(name(), { poll: () => ({ stallAfter: '{"action":"acc', headers }) });
+      expect(await ask(late, { deadline: Date.now() + 300 }), JSON.stringify(headers)).toMatchObject({ ok: true, answer: "expired" });
+    }
+  });
+
   it("aborts a request in flight and answers cancel", async () => {
     const drop = new AbortController();
     setTimeout(() => drop.abort(), 150);

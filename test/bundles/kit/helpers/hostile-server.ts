@@ -25,6 +25,8 @@ export interface Plan {
   delayMs?: number;
   /** Never answer: hold the request open until the client leaves. */
   hang?: boolean;
+  /** Answer the status and headers and this much of a body, then hold the rest until the client leaves. */
+  stallAfter?: string;
 }
 
 export type Handler = (request: RecordedRequest, count: number) => Plan | Promise<Plan>;
@@ -112,6 +114,12 @@ export class HostileServer {
         recorded.outcome = "abandoned";
         return;
       }
+    }
+    if (plan.stallAfter !== undefined) {
+      res.once("close", () => (recorded.outcome = "abandoned"));
+      res.writeHead(plan.status ?? 200, { "content-type": "application/json", ...plan.headers });
+      res.write(plan.stallAfter);
+      return;
     }
     const body = plan.body === undefined ? "" : typeof plan.body === "string" ? plan.body : JSON.stringify(plan.body);
     res.writeHead(plan.status ?? 200, { "content-type": "application/json", ...plan.headers });
