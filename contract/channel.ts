@@ -5,6 +5,7 @@ import * as z from "zod";
 export { APPROVER_META_KEY, CALLER_ID, CHANNEL_META_KEY, DECIDED_AT_META_KEY } from "./channel-keys";
 
 import { CALLER_ID } from "./channel-keys";
+import { codePointLength } from "./text";
 
 /**
  * Where the call's record lives, so the send gate can claim it exactly once. `key` is the record's key: on
@@ -76,21 +77,10 @@ const MISSING = Symbol("missing");
 type Field = (value: unknown) => unknown;
 
 const str: Field = (v) => (typeof v === "string" ? v : MISSING);
-/** Code points, as zod counts a string's length: a surrogate pair once, a lone surrogate as itself. */
-function codePoints(text: string): number {
-  let count = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      count--;
-      i++;
-    }
-  }
-  return count;
-}
 const minLength =
   (n: number): Field =>
   (v) =>
-    typeof v === "string" && v.length >= n && (v.length >= 2 * n || codePoints(v) >= n) ? v : MISSING;
+    typeof v === "string" && v.length >= n && (v.length >= 2 * n || codePointLength(v) >= n) ? v : MISSING;
 const positiveInt: Field = (v) => (typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : MISSING);
 const literal =
   (value: unknown): Field =>

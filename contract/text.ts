@@ -68,3 +68,18 @@ export function cleanLine(text: string, max: number, options: string | CleanOpti
 export function charCount(text: string): number {
   return [...text].length;
 }
+
+/**
+ * Code points, as zod counts a string's length: a surrogate pair once, a lone surrogate as itself (the same count as
+ * charCount, without the array it makes).
+ */
+export function codePointLength(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      count--;
+      i++;
+    }
+  }
+  return count;
+}

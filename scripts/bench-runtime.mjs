@@ -83,14 +83,7 @@ export async function timedCall(url, headers, id, name, args, revision = "2025-1
   const started = performance.now();
   const response = await fetch(url, {
     method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": revision,
-      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
-      "accept-encoding": "identity",
-      ...headers,
-    },
+    headers: requestHeaders(revision, modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}, headers),
     body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, ...(modern ? { _meta: MODERN_META } : {}) } }),
   });
   const text = await response.text();
@@ -98,6 +91,31 @@ export async function timedCall(url, headers, id, name, args, revision = "2025-1
     throw new Error(`${revision} call failed: HTTP ${response.status} ${text.slice(0, 200)}`);
   }
   return performance.now() - started;
+}
+
+/** A 2026-07-28 tools/list to `url`, uncompressed as timedCall asks; resolves to its latency in ms, throws unless it listed. */
+export async function timedList(url, headers, id) {
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: "POST",
+    headers: requestHeaders("2026-07-28", { "mcp-method": "tools/list" }, headers),
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params: { _meta: MODERN_META } }),
+  });
+  const text = await response.text();
+  if (response.status !== 200 || !text.includes('"tools"')) throw new Error(`tools/list failed: HTTP ${response.status} ${text.slice(0, 200)}`);
+  return performance.now() - started;
+}
+
+/** A bench request's headers in `revision`: JSON, both answer types accepted, no compression, then `method`'s and the caller's. */
+function requestHeaders(revision, method, headers) {
+  return {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": revision,
+    ...method,
+    "accept-encoding": "identity",
+    ...headers,
+  };
 }
 
 /** `n` calls of `fn(i)` with `concurrency` in flight; their latencies and the seconds the whole loop took. */

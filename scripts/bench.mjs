@@ -37,7 +37,7 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { coldStarts } from "./bench-cold.mjs";
 import { stallVerdict, TraceUnavailable, traceCollections } from "./bench-gc.mjs";
 import { allocatedPerCall, functionsIn, HEAP_GROWTH_LIMIT, heapAfterCollection, inspectIsolate, retained } from "./bench-heap.mjs";
-import { buildWorker, closedLoop, gatewayPropsFor, MODERN_META, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, totalCpu } from "./bench-runtime.mjs";
+import { buildWorker, closedLoop, gatewayPropsFor, measuredLoop, REVISIONS, referenceTo, startMeasuredRuntime, startRuntime, timedCall, timedList, totalCpu } from "./bench-runtime.mjs";
 import { PORTS, ROOT, startStack } from "./stack.mjs";
 import { discoverWorkers } from "./workers.mjs";
 
@@ -566,26 +566,6 @@ async function bundleReads(stack, auth) {
       isolate.close();
     }
   }
-}
-
-/** A 2026-07-28 tools/list through the gateway to `url`'s mounts; resolves to its latency in ms, throws unless it listed. */
-async function timedList(url, headers, id) {
-  const started = performance.now();
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/list",
-      "accept-encoding": "identity",
-      ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params: { _meta: MODERN_META } }),
-  });
-  const text = await response.text();
-  if (response.status !== 200 || !text.includes('"tools"')) throw new Error(`tools/list failed: HTTP ${response.status} ${text.slice(0, 200)}`);
-  return performance.now() - started;
 }
 
 /** Part 4: request_approval, then await_approval held at the approval service while the decision lands. */

@@ -4,6 +4,7 @@
 // keys in its order, a missing title made "" as the schema's default makes it, and every string cap counted in code
 // points as this zod counts them; test/bundles/onepassword/answers.unit.test.ts holds it to that. By hand because
 // zod's parse was a quarter of a listing's allocations in the bundle (docs/bench.md part 7).
+import { codePointLength } from "../../contract/text";
 import { OP_ID } from "./onepassword.client";
 
 /** An item as a listing gives it (ItemRefSchema's output). */
@@ -26,20 +27,8 @@ const MAX_ENTRIES = 500;
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Code points, a lone surrogate counting one (zod's codePointLength). */
-function codePoints(text: string): number {
-  let count = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      count--;
-      i++;
-    }
-  }
-  return count;
-}
-
 /** A string of at most `max` code points (a string within `max` UTF-16 units always is). */
-const textWithin = (v: unknown, max: number): v is string => typeof v === "string" && (v.length <= max || codePoints(v) <= max);
+const textWithin = (v: unknown, max: number): v is string => typeof v === "string" && (v.length <= max || codePointLength(v) <= max);
 const isOpId = (v: unknown): v is string => typeof v === "string" && OP_ID.test(v);
 
 function urlsOf(value: unknown): ItemRef["urls"] | undefined {

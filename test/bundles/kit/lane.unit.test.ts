@@ -119,6 +119,26 @@ const SHAPE_TOOLS: ToolEntry[] = [
 ];
 const shapeServer = (mount: string) => registerTools(new McpServer({ name: `shapes/${mount}`, version: "1.2.3" }), SHAPE_TOOLS);
 const shapes = (fastLane: boolean) => serveBundle({ mounts: { "/shapes": shapeServer, "/other": shapeServer } }, { fastLane });
+/**
+ * A bundle whose one mount, /flagged, serves `text` only where the env's FLAG is "1"; `during` is a change the env
+ * takes after the factory read it, before the SDK's answer is out.
+ */
+const flaggedWith = (fastLane: boolean, during?: (env: Record<string, unknown>) => void) =>
+  serveBundle(
+    {
+      mounts: {
+        "/flagged": (mount, env) => {
+          const server = registerTools(
+            new McpServer({ name: mount, version: "0" }),
+            SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
+          );
+          if (during !== undefined) queueMicrotask(() => during(env));
+          return server;
+        },
+      },
+    },
+    { fastLane },
+  );
 
 const both = (raw: Raw, lanes: { on: Handler; off: Handler }, env: Record<string, unknown> = ENV) => bothWith(raw, lanes, env, runs);
 
@@ -243,21 +263,7 @@ describe("the kit's lane answers as the SDK does", () => {
   });
 
   it("serves under each env only the plain tools the factory gave the mount under that env", async () => {
-    // The factory serves `text` only where FLAG is set.
-    const flagged = (fastLane: boolean) =>
-      serveBundle(
-        {
-          mounts: {
-            "/flagged": (mount, env) =>
-              registerTools(
-                new McpServer({ name: mount, version: "0" }),
-                SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
-              ),
-          },
-        },
-        { fastLane },
-      );
-    const lanesOf = { on: flagged(true), off: flagged(false) };
+    const lanesOf = { on: flaggedWith(true), off: flaggedWith(false) };
     const withFlag = { FLAG: "1" };
     const without = {};
     await answer(lanesOf.on, list("/flagged"), withFlag);
@@ -578,20 +584,7 @@ describe("the kit's lane answers tools/list as the SDK does", () => {
   });
 
   it("gives each env the list the mount's factory made under it, envs alternating", async () => {
-    const flagged = (fastLane: boolean) =>
-      serveBundle(
-        {
-          mounts: {
-            "/flagged": (mount, env) =>
-              registerTools(
-                new McpServer({ name: mount, version: "0" }),
-                SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
-              ),
-          },
-        },
-        { fastLane },
-      );
-    const lanesOf = { on: flagged(true), off: flagged(false) };
+    const lanesOf = { on: flaggedWith(true), off: flaggedWith(false) };
     const withFlag = { FLAG: "1" };
     const without = {};
     for (let i = 0; i < 6; i++) {
@@ -603,23 +596,6 @@ describe("the kit's lane answers tools/list as the SDK does", () => {
   });
 
   it("answers by the env's values, not its object alone: a list or a call after the same env object changed in place, even while the first list was answered", async () => {
-    const flaggedWith = (fastLane: boolean, during?: (env: Record<string, unknown>) => void) =>
-      serveBundle(
-        {
-          mounts: {
-            "/flagged": (mount, env) => {
-              const server = registerTools(
-                new McpServer({ name: mount, version: "0" }),
-                SHAPE_TOOLS.filter((t) => t.name !== "text" || env.FLAG === "1"),
-              );
-              // A change the env takes after the factory read it, before the SDK's answer is learnt.
-              if (during !== undefined) queueMicrotask(() => during(env));
-              return server;
-            },
-          },
-        },
-        { fastLane },
-      );
     // Changed in place between requests: the call lane's table and the kept list are learnt again.
     const lanesOf = { on: flaggedWith(true), off: flaggedWith(false) };
     const env: Record<string, unknown> = { FLAG: "1" };
