@@ -33,18 +33,29 @@ import { type PlainTool, toolsServedBy } from "./tools";
  */
 export interface EnvSeen {
   env: Record<string, unknown>;
-  values: readonly (readonly [string, unknown])[];
+  /** The env's own keys and, at the same index, their values. */
+  keys: readonly string[];
+  values: readonly unknown[];
 }
 
-export const envSeen = (env: Record<string, unknown>): EnvSeen => ({ env, values: Object.entries(env) });
+export function envSeen(env: Record<string, unknown>): EnvSeen {
+  const keys = Object.keys(env);
+  return { env, keys, values: keys.map((key) => env[key]) };
+}
 
-/** Whether `env` is the env `seen` saw, holding the same own values (compared by identity, as the factory read them). */
+/**
+ * Whether `env` is the env `seen` saw, holding the same own values (compared by identity, as the factory read them).
+ * Asked on every call the lane takes, so it allocates nothing.
+ */
 export function sameEnv(seen: EnvSeen, env: Record<string, unknown>): boolean {
   if (seen.env !== env) return false;
   let count = 0;
   for (const key in env) if (Object.hasOwn(env, key)) count++;
-  if (count !== seen.values.length) return false;
-  for (const [key, value] of seen.values) if (!Object.hasOwn(env, key) || env[key] !== value) return false;
+  if (count !== seen.keys.length) return false;
+  for (let i = 0; i < seen.keys.length; i++) {
+    const key = seen.keys[i] as string;
+    if (!Object.hasOwn(env, key) || env[key] !== seen.values[i]) return false;
+  }
   return true;
 }
 
