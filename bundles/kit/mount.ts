@@ -233,11 +233,12 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
         const listed = listLane(listId, lists.get(path), env);
         if (listed !== undefined) return listed;
       }
-      // The env as the SDK's server for a list is made of it, kept with its answer only if it still holds after.
-      const seen = listId === undefined ? undefined : envSeen(env);
       const handler = handlerOf(path);
+      if (listId === undefined) return runInScope(scope, () => handler.fetch(request, { parsedBody }));
+      // The env as the SDK's server for a list is made of it, kept with its answer only if it still holds after.
+      const seen = envSeen(env);
       const response = await runInScope(scope, () => handler.fetch(request, { parsedBody }));
-      if (seen === undefined || listId === undefined || response.status !== 200 || response.headers.get("content-type") !== "application/json") return response;
+      if (response.status !== 200 || response.headers.get("content-type") !== "application/json") return response;
       // The SDK's answer to a list the lane may take: learnt when the lane's would be the same bytes, and handed on as it came.
       const listed = await response.text();
       const result = listResultOf(listed, listId);
