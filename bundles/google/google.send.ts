@@ -135,10 +135,10 @@ async function replyTo(mailbox: Mailbox, messageId: string): Promise<{ reply: Re
   const inReplyTo = ownId !== undefined && MESSAGE_ID.test(ownId) ? ownId : undefined;
   const prior = (header(original.payload, "References") ?? "").split(/\s+/).filter((r) => MESSAGE_ID.test(r));
   const chain = [...prior, ...(inReplyTo === undefined ? [] : [inReplyTo])].slice(-MAX_REFERENCES);
-  // The original subject is upstream text: one line, no controls, before it can become a header.
-  const originalSubject = replaceUnsafe(header(original.payload, "Subject") ?? "", " ")
-    .trim()
-    .slice(0, 800);
+  // The original subject is upstream text: one line, no controls, before it can become a header. Cut first, then
+  // cleaned: a cut inside a surrogate pair leaves half a character, which is cleaned like any other, so the card and
+  // the header agree (a lone surrogate would be shown as itself and sent as U+FFFD).
+  const originalSubject = replaceUnsafe((header(original.payload, "Subject") ?? "").slice(0, 800), " ").trim();
   return {
     reply: { messageId, threadId: original.threadId, ...(inReplyTo === undefined ? {} : { inReplyTo }), ...(chain.length === 0 ? {} : { references: chain.join(" ") }) },
     subject: /^re:/i.test(originalSubject) ? originalSubject : `Re: ${originalSubject}`,

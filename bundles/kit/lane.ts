@@ -68,28 +68,56 @@ export interface LaneTable extends EnvSeen {
 /** An input schema that declares SEP-2243 header mirroring: the SDK checks such a call's headers first. */
 const HEADER_DECLARATION = '"x-mcp-header"';
 
+/** What the SDK's server holds of a registered tool that decides how its call is answered (McpServer._createRegisteredTool). */
+interface RegisteredTool {
+  enabled: boolean;
+  handler: unknown;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  scopeChallenge?: unknown;
+  execution?: unknown;
+}
+
 /**
- * The lane's table for a mount, learnt from a server the mount's factory built for a request on the SDK's path: the
- * plain tools registerTools was given for it (every one the mount serves under this env, whichever the server
- * registered), and the identity the SDK stamps on every 2026-07-28 result. The lane never runs a factory itself, so
- * a mount's first call under an env is always the SDK's.
+ * The lane's table for a mount, learnt from a server the mount's factory built for a request on the SDK's path: each
+ * plain tool registerTools was given that the server holds exactly as plainTool registered it (enabled, with its own
+ * handler and input schema, and no output schema, scope challenge or execution of another kind: anything a factory
+ * changed of a tool makes it the SDK's), on a server whose tool execution the factory left as the SDK made it; and
+ * the identity the SDK stamps on every 2026-07-28 result. A tools/call's server holds the called tool alone
+ * (registerTools), so what `known` learnt under the same env is kept beside it: a factory makes the same tools of the
+ * same env. The lane never runs a factory itself, so a tool's first call under an env is always the SDK's.
  */
-export function laneTableFor(server: McpServer, seen: EnvSeen): LaneTable {
+export function laneTableFor(server: McpServer, seen: EnvSeen, known?: ReadonlyMap<string, PlainTool>): LaneTable {
   // What of the SDK's server the lane must agree with; the SDK keeps it in members of its own.
-  const sdk = server as unknown as { _maxToolInputElements?: number; _registeredTools: Record<string, { enabled: boolean } | undefined>; server: { _serverInfo: ServerIdentity } };
-  const tools = new Map<string, PlainTool>();
-  // A server that caps its tools' arguments by count checks each call before its tool runs: the SDK's to serve.
-  if (sdk._maxToolInputElements === undefined) {
+  const sdk = server as unknown as { _maxToolInputElements?: number; _registeredTools: Record<string, RegisteredTool | undefined>; server: { _serverInfo: ServerIdentity } };
+  const tools = new Map<string, PlainTool>(known);
+  // A server that caps its tools' arguments by count checks each call before its tool runs, and one whose factory
+  // wrapped the SDK's tool execution may do anything with a result: the SDK's to serve.
+  if (sdk._maxToolInputElements === undefined && !Object.hasOwn(server, "executeToolHandler")) {
     const seen = new Set<string>();
     for (const entry of toolsServedBy(server) ?? []) {
       // The SDK serves the first tool of a name registerTools was given; a later one never runs.
       if (seen.has(entry.name)) continue;
       seen.add(entry.name);
-      if (entry.plain === undefined || sdk._registeredTools[entry.name]?.enabled === false || declaresHeaders(entry.plain)) continue;
-      tools.set(entry.name, entry.plain);
+      const plain = entry.plain;
+      if (plain === undefined || !heldAsRegistered(sdk._registeredTools[entry.name], plain) || declaresHeaders(plain)) continue;
+      tools.set(entry.name, plain);
     }
   }
   return { ...seen, tools, serverInfo: sdk.server._serverInfo };
+}
+
+/** The server holds the tool as plainTool registered it: enabled, its handler and schema its own, nothing else declared. */
+function heldAsRegistered(registered: RegisteredTool | undefined, plain: PlainTool): boolean {
+  return (
+    registered !== undefined &&
+    registered.enabled === true &&
+    registered.handler === plain.handler &&
+    registered.inputSchema === plain.inputSchema &&
+    registered.outputSchema === undefined &&
+    registered.scopeChallenge === undefined &&
+    registered.execution === undefined
+  );
 }
 
 /** Whether the tool's input schema mirrors an argument into a header; one that cannot be put as JSON Schema is left to the SDK too. */
@@ -129,6 +157,11 @@ export async function kitLane(request: Request, message: unknown, table: LaneTab
     result = await tool.run(checked.value);
   } catch (error) {
     scope.call.settled = { error };
+    return undefined;
+  }
+  // A call that put a question to the client answers with it (mount.ts answerWithQuestion): the SDK's path encodes it.
+  if (scope.call.question !== undefined) {
+    scope.call.settled = { result };
     return undefined;
   }
   // The SDK's exchange ends when its request does, and it answers 499 then: the result is dropped.

@@ -175,8 +175,11 @@ export function serveBundle(options: BundleOptions, { fastLane = true }: ServeOp
       const scope = currentScope();
       const server = factory(mount, scope.env);
       if (fastLane) {
+        // Learnt from every server the SDK's path builds: a call's server holds its tool alone, so the tools learnt
+        // under the same env are kept beside what this one holds (bundles/kit/lane.ts laneTableFor).
         const known = tables.get(path);
-        if (known === undefined || !sameEnv(known, scope.env)) tables.set(path, laneTableFor(server, envSeen(scope.env)));
+        const same = known !== undefined && sameEnv(known, scope.env);
+        tables.set(path, same ? laneTableFor(server, known, known.tools) : laneTableFor(server, envSeen(scope.env)));
       }
       installConfirmSeam(server);
       answerWithQuestion(server);

@@ -14,10 +14,14 @@ export interface ToolEntry {
   plain?: PlainTool;
 }
 
-/** A plain tool as the kit's lane sees it: the schema its arguments are held to, and what it does with them. */
+/**
+ * A plain tool as the kit's lane sees it: the schema its arguments are held to, and what it does with them; and the
+ * handler plainTool registers, by which the lane knows the SDK's server still holds the tool as it was registered.
+ */
 export interface PlainTool {
   inputSchema: StandardSchemaWithJSON;
   run: (args: unknown) => Promise<CallToolResult>;
+  handler: (args: unknown) => Promise<CallToolResult>;
 }
 
 /** The tools a server was given by registerTools (every one, whichever it registered), for the lane's table. */
@@ -71,7 +75,7 @@ export function plainTool<S extends StandardSchemaWithJSON>(name: string, config
     }
     return run(args as StandardSchemaWithJSON.InferOutput<S>);
   };
-  const plain: PlainTool = { inputSchema: config.inputSchema, run: run as PlainTool["run"] };
+  const plain: PlainTool = { inputSchema: config.inputSchema, run: run as PlainTool["run"], handler };
   return { name, plain, register: (server) => server.registerTool(name, config, handler as never) };
 }
 

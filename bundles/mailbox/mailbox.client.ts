@@ -6,7 +6,7 @@
 import type { ImapAccount } from "./mailbox.config";
 import { parseSequenceSet, type Range, toSequenceSet } from "./mailbox.uids";
 import { decodeMailboxName, encodeMailboxName } from "./mailbox.utf7";
-import { type Arg, atomOf, commandChunks, fetchAttributes, ImapWireError, listOf, type RawResponse, ResponseReader, raw, str, stringOf, type Token, tokenize } from "./mailbox.wire";
+import { type Arg, atomOf, commandChunks, fetchAttributes, ImapWireError, listOf, type RawResponse, ResponseReader, ResponseTooLarge, raw, str, stringOf, type Token, tokenize } from "./mailbox.wire";
 
 export class MailError extends Error {
   constructor(message: string) {
@@ -49,13 +49,6 @@ export interface Answer {
 }
 
 const encoder = new TextEncoder();
-/** The bytes a response took off a command's budget: its text lines with their CRLFs, and its literals. */
-function sizeOf(response: RawResponse): number {
-  let n = 0;
-  for (const t of response.texts) n += t.length + 2;
-  for (const l of response.literals) n += l.length;
-  return n;
-}
 const words = (args: readonly Arg[]) => (args[0] !== undefined && "raw" in args[0] ? args[0].raw.split(" ").slice(0, 2).join(" ") : "command");
 
 export class ImapClient {
@@ -160,8 +153,9 @@ export class ImapClient {
     }
   }
 
-  private readOne(maxLiteral = MAX_RESPONSE_BYTES): Promise<RawResponse> {
-    return this.reader.read({ maxLine: MAX_LINE_BYTES, maxLiteral });
+  /** One response, held to `maxBytes` in all as it is read (mailbox.wire.ts). */
+  private readOne(maxBytes = MAX_RESPONSE_BYTES): Promise<RawResponse> {
+    return this.reader.read({ maxLine: MAX_LINE_BYTES, maxBytes });
   }
 
   /** One command, answered whole. `maxBytes`: what its answer may hold in all (a body fetch asks for its cap). */
@@ -178,10 +172,16 @@ export class ImapClient {
     const chunks = commandChunks(tag, args, this.capabilities.has("LITERAL+"));
     const untagged: Token[][] = [];
     let budget = maxBytes;
+    // Each response is read under what is left of the command's budget, so the command's answer never holds more.
     const readCounted = async () => {
-      const r = await this.readOne(budget);
-      budget -= sizeOf(r);
-      if (budget < 0) throw new MailError(`the IMAP server's answer to ${what} is larger than the ${maxBytes} bytes this call reads`);
+      let r: RawResponse;
+      try {
+        r = await this.readOne(budget);
+      } catch (error) {
+        if (error instanceof ResponseTooLarge) throw new MailError(`the IMAP server's answer to ${what} is larger than the ${maxBytes} bytes this call reads`);
+        throw error;
+      }
+      budget -= r.bytes;
       return r;
     };
     for (const chunk of chunks) {

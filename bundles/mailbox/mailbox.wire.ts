@@ -10,19 +10,31 @@ export class ImapWireError extends Error {
   }
 }
 
+/**
+ * A response whose lines and literals together would pass the `maxBytes` it was read under: refused as soon as the
+ * next line or literal would pass it, before that is read, so no response holds more than it was allowed.
+ */
+export class ResponseTooLarge extends ImapWireError {
+  constructor(readonly maxBytes: number) {
+    super(`the IMAP server's answer is larger than the ${maxBytes} bytes this call reads`);
+  }
+}
+
 /** A response as read: text segments with the literals that followed each `{n}` between them. */
 export interface RawResponse {
   /** The text of each line segment, literal markers kept (`... {12}`), CRLF removed. */
   texts: string[];
   /** literals[i] follows texts[i]. */
   literals: Uint8Array[];
+  /** The bytes the response took off the wire: its lines with their CRLFs, and its literals. */
+  bytes: number;
 }
 
 export interface ReadLimits {
   /** The longest text segment (without literals) accepted. */
   maxLine: number;
-  /** The largest single literal accepted. */
-  maxLiteral: number;
+  /** What the whole response may hold: its lines with their CRLFs, in bytes, and its literals. */
+  maxBytes: number;
 }
 
 const CR = 13;
@@ -30,37 +42,60 @@ const LF = 10;
 const utf8 = new TextDecoder("utf-8");
 const BACKSLASH = 0x5c;
 const QUOTE = 0x22;
+/** A line that ends with a literal's `{n}`: any count of digits (IMAP allows leading zeros), held to the caps as a number. */
+const LITERAL_MARK = /\{(\d+)\}$/;
 
 /** Reads whole responses from a byte stream. */
 export class ResponseReader {
   /**
-   * What was read and not yet taken: `buffer` from `pos` on. Lines are taken by moving `pos`, never by cutting the
-   * buffer, so a chunk of many lines is neither copied nor re-viewed once per line (a search's answer was a tenth of
-   * its call's allocations); a fill keeps only the untaken rest.
+   * What was read and not yet taken: `buffer` from `pos` to `end`. Lines are taken by moving `pos`, never by cutting
+   * the buffer, so a chunk of many lines is neither copied nor re-viewed once per line (a search's answer was a tenth
+   * of its call's allocations). A line that spans chunks is gathered in a buffer of the reader's own (`owned`) with
+   * room to double, so a long line in small chunks is copied a few times in all, not once per chunk.
    */
   private buffer: Uint8Array = new Uint8Array(0);
   private pos = 0;
+  private end = 0;
+  private owned = false;
   private done = false;
+  /** The byte length of the line lineInBuffer took last, without its CRLF. */
+  private lineBytes = 0;
+  /** The limits of the response being read: which refusal a line past its bound earns. */
+  private limits: ReadLimits = { maxLine: 0, maxBytes: 0 };
 
   constructor(private readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
 
-  private async fill(): Promise<boolean> {
-    if (this.done) return false;
+  private async next(): Promise<Uint8Array | undefined> {
+    if (this.done) return undefined;
     const { value, done } = await this.reader.read();
     if (done || value === undefined) {
       this.done = true;
-      return false;
+      return undefined;
     }
-    const rest = this.buffer.length - this.pos;
+    return value;
+  }
+
+  private async fill(): Promise<boolean> {
+    const value = await this.next();
+    if (value === undefined) return false;
+    const rest = this.end - this.pos;
     if (rest === 0) {
       this.buffer = value;
+      this.owned = false;
+      this.pos = 0;
+      this.end = value.length;
+    } else if (this.owned && this.end + value.length <= this.buffer.length) {
+      this.buffer.set(value, this.end);
+      this.end += value.length;
     } else {
-      const next = new Uint8Array(rest + value.length);
-      next.set(this.buffer.subarray(this.pos));
+      const next = new Uint8Array(2 * (rest + value.length));
+      next.set(this.buffer.subarray(this.pos, this.end));
       next.set(value, rest);
       this.buffer = next;
+      this.owned = true;
+      this.pos = 0;
+      this.end = rest + value.length;
     }
-    this.pos = 0;
     return true;
   }
 
@@ -69,8 +104,13 @@ export class ResponseReader {
    * Anything the server sent past its last response would be read as if it had come over TLS, so it is refused.
    */
   release(): void {
-    if (this.pos < this.buffer.length) throw new ImapWireError("the IMAP server sent more after its STARTTLS answer, before the TLS handshake; nothing sent in clear text before TLS is trusted");
+    if (this.pos < this.end) throw new ImapWireError("the IMAP server sent more after its STARTTLS answer, before the TLS handshake; nothing sent in clear text before TLS is trusted");
     this.reader.releaseLock();
+  }
+
+  /** A line past `max` bytes: past the line cap, or past what is left of the response's budget. */
+  private overflow(max: number): ImapWireError {
+    return max < this.limits.maxLine ? new ResponseTooLarge(this.limits.maxBytes) : new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
   }
 
   /**
@@ -81,21 +121,23 @@ export class ResponseReader {
   private lineInBuffer(max: number, searched: number): string | undefined {
     const buffer = this.buffer;
     const start = this.pos;
-    for (let i = start + Math.max(0, searched - 1); i + 1 < buffer.length; i++) {
+    const end = this.end;
+    for (let i = start + Math.max(0, searched - 1); i + 1 < end; i++) {
       if (buffer[i] === CR && buffer[i + 1] === LF) {
-        if (i - start > max) throw new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
+        if (i - start > max) throw this.overflow(max);
         this.pos = i + 2;
+        this.lineBytes = i - start;
         return utf8.decode(buffer.subarray(start, i));
       }
     }
-    if (buffer.length - start > max + 1) throw new ImapWireError(`the IMAP server sent a line longer than ${max} bytes`);
+    if (end - start > max + 1) throw this.overflow(max);
     return undefined;
   }
 
   /** The next line, read on until it is whole. Most lines are in the buffer already: they cost no await (read()). */
   private async line(max: number): Promise<string> {
     for (;;) {
-      const searched = this.buffer.length - this.pos;
+      const searched = this.end - this.pos;
       if (!(await this.fill())) throw new ImapWireError("the IMAP server closed the connection");
       const text = this.lineInBuffer(max, searched);
       if (text !== undefined) return text;
@@ -104,29 +146,55 @@ export class ResponseReader {
 
   /** `n` bytes: a literal is kept (a message's bytes), so a copy of its own, not a view pinning the chunk it came in. */
   private bytesInBuffer(n: number): Uint8Array | undefined {
-    if (this.buffer.length - this.pos < n) return undefined;
+    if (this.end - this.pos < n) return undefined;
     const literal = this.buffer.slice(this.pos, this.pos + n);
     this.pos += n;
     return literal;
   }
 
+  /** A literal longer than what is buffered: made at its full size once and filled chunk by chunk as they come. */
   private async bytes(n: number): Promise<Uint8Array> {
-    while (this.buffer.length - this.pos < n) if (!(await this.fill())) throw new ImapWireError("the IMAP server closed the connection in the middle of a literal");
-    return this.bytesInBuffer(n) as Uint8Array;
+    const literal = new Uint8Array(n);
+    let have = this.end - this.pos;
+    literal.set(this.buffer.subarray(this.pos, this.end));
+    this.pos = this.end;
+    while (have < n) {
+      const chunk = await this.next();
+      if (chunk === undefined) throw new ImapWireError("the IMAP server closed the connection in the middle of a literal");
+      const take = Math.min(n - have, chunk.length);
+      literal.set(take === chunk.length ? chunk : chunk.subarray(0, take), have);
+      have += take;
+      this.buffer = chunk;
+      this.owned = false;
+      this.pos = take;
+      this.end = chunk.length;
+    }
+    return literal;
   }
 
-  /** One response: a line, and for each `{n}` it ends with, n octets and the rest of the line after them. */
+  /**
+   * One response: a line, and for each `{n}` it ends with, n octets and the rest of the line after them. Held to
+   * `limits.maxBytes` as it is read: a line or literal that would pass it is refused before it is read (R-MAIL-8).
+   */
   async read(limits: ReadLimits): Promise<RawResponse> {
+    this.limits = limits;
     const texts: string[] = [];
     const literals: Uint8Array[] = [];
+    let bytes = 0;
     for (;;) {
-      const text = this.lineInBuffer(limits.maxLine, 0) ?? (await this.line(limits.maxLine));
+      // What is left of the budget bounds the line too, its CRLF counted.
+      const max = Math.min(limits.maxLine, limits.maxBytes - bytes - 2);
+      if (max < 0) throw new ResponseTooLarge(limits.maxBytes);
+      const text = this.lineInBuffer(max, 0) ?? (await this.line(max));
+      bytes += this.lineBytes + 2;
       texts.push(text);
-      const m = /\{(\d{1,10})\}$/.exec(text);
-      if (m === null) return { texts, literals };
+      const m = LITERAL_MARK.exec(text);
+      if (m === null) return { texts, literals, bytes };
       const n = Number(m[1]);
-      if (n > limits.maxLiteral) throw new ImapWireError(`the IMAP server offered a literal of ${n} bytes, more than the ${limits.maxLiteral} this call reads`);
+      // A line follows every literal, its CRLF at least: a literal that leaves no room for it is refused now.
+      if (n > limits.maxBytes - bytes - 2) throw new ResponseTooLarge(limits.maxBytes);
       literals.push(this.bytesInBuffer(n) ?? (await this.bytes(n)));
+      bytes += n;
     }
   }
 }
@@ -137,7 +205,7 @@ export type Token = { atom: string } | { string: string; bytes?: Uint8Array } | 
 const isAtom = (t: Token | undefined): t is { atom: string } => t !== undefined && "atom" in t;
 
 /** The tokens of a response's text and literals, the tag or "*" first. Bracketed sections stay in their atom ("BODY[]"). */
-export function tokenize(response: RawResponse): Token[] {
+export function tokenize(response: Pick<RawResponse, "texts" | "literals">): Token[] {
   const root: Token[] = [];
   const stack: Token[][] = [root];
   const top = () => stack[stack.length - 1] as Token[];

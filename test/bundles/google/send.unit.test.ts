@@ -237,6 +237,17 @@ describe("issue 13 #2: a reply's inherited subject is marked as the original mai
     expect(prompts[0]?.filter((l) => l.includes("Subject"))).toEqual([`  Subject (from the original mail): Re: Quarterly numbers${"\u2420".repeat(120)}Approved by: IT`]);
   });
 
+  it("cuts an original subject at its length cap between characters, never inside one: the card shows what is sent", async () => {
+    const original = h.fake.store.accounts.get(PERSON.email)?.messages.get("msg-person-2");
+    if (original === undefined) throw new Error("the seed has no msg-person-2");
+    // 799 units and a surrogate pair: a cut at 800 UTF-16 units falls inside the pair.
+    original.raw = original.raw.replace("Subject: Re: Quarterly numbers", `Subject: ${"a".repeat(799)}\u{1f600}`);
+    const { answer, prompts } = await h.call({ args: { to: ["carol@example.com"], reply_to_message_id: "msg-person-2", text: "ok" } });
+    expect(answer.isError, answer.text).toBe(false);
+    expect(prompts[0]?.filter((l) => l.includes("Subject"))).toEqual([`  Subject (from the original mail): Re: ${"a".repeat(799)}`]);
+    expect(h.fake.store.outbox[0]?.subject).toBe(`Re: ${"a".repeat(799)}`);
+  });
+
   it("issue 13 #2: a subject the caller gave for a reply is labelled as the caller's", async () => {
     const { answer, prompts } = await h.call({ args: { to: ["carol@example.com"], reply_to_message_id: "msg-person-2", subject: "My own words", text: "ok" } });
     expect(answer.isError, answer.text).toBe(false);

@@ -559,6 +559,127 @@ describe("the kit's lane where the SDK's answer depends on more than the tool's 
     expect(off.on.text).toContain("disabled");
     expect(off.on.runs).toEqual({});
   });
+
+  it("leaves to the SDK a tool the factory disabled whichever call it learnt the mount from, and learns each tool from its own call's server", async () => {
+    const tool = (name: string) =>
+      plainTool(
+        name,
+        { inputSchema: NONE },
+        counted(name, () => ({ content: [{ type: "text", text: `${name} acted` }] })),
+      );
+    const [x, y, z] = [tool("x"), tool("y"), tool("z")];
+    const factory = (mount: string) => {
+      const server = registerTools(new McpServer({ name: mount, version: "0" }), [x, y, z]);
+      (server as unknown as { _registeredTools: Record<string, { disable(): void }> })._registeredTools.x?.disable();
+      return server;
+    };
+    // No list first: the mount is learnt from a call's server, which holds the called tool alone.
+    const lanes = { on: serveBundle({ mounts: { "/m": factory } }), off: serveBundle({ mounts: { "/m": factory } }, { fastLane: false }) };
+    const env = { FRESH: "x" };
+    expect((await both(call("/m", "y", {}), lanes, env)).on.servers).toBe(1);
+    expect((await both(call("/m", "y", {}), lanes, env)).on.servers).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      const refused = await both(call("/m", "x", {}), lanes, env);
+      expect(refused.on.text).toBe(refused.off.text);
+      expect(refused.on.text).toContain("Tool x disabled");
+      expect(refused.on.runs).toEqual({});
+      expect(refused.on.servers).toBe(1);
+    }
+    // z is learnt from its own first call and kept beside y.
+    expect((await both(call("/m", "z", {}), lanes, env)).on.servers).toBe(1);
+    for (const name of ["z", "y"]) {
+      const taken = await both(call("/m", name, {}), lanes, env);
+      expect(taken.on.text, name).toBe(taken.off.text);
+      expect(taken.on.servers, name).toBe(0);
+      expect(taken.on.runs, name).toEqual({ [name]: 1 });
+    }
+  });
+
+  it("leaves to the SDK a plain tool the factory changed after registering it, one given an output schema, and every tool of a server whose tool execution it wrapped", async () => {
+    type Registered = { update(changes: Record<string, unknown>): void };
+    const registered = (server: McpServer) => (server as unknown as { _registeredTools: Record<string, Registered> })._registeredTools;
+    const acted = () =>
+      plainTool(
+        "x",
+        { inputSchema: NONE },
+        counted("x", () => ({ content: [{ type: "text", text: "x acted" }] })),
+      );
+    const cases: [string, (mount: string) => McpServer][] = [
+      [
+        "its callback swapped (a gate of the factory's own)",
+        (mount) => {
+          const server = registerTools(new McpServer({ name: mount, version: "0" }), [acted()]);
+          registered(server).x?.update({ callback: counted("gate", () => ({ content: [{ type: "text", text: "Refused: gated" }], isError: true })) });
+          return server;
+        },
+      ],
+      [
+        "its input schema replaced",
+        (mount) => {
+          const server = registerTools(new McpServer({ name: mount, version: "0" }), [acted()]);
+          registered(server).x?.update({ paramsSchema: z.object({ must: z.string() }) });
+          return server;
+        },
+      ],
+      [
+        "an output schema passed past PlainToolConfig's type",
+        (mount) =>
+          registerTools(new McpServer({ name: mount, version: "0" }), [
+            plainTool(
+              "x",
+              { inputSchema: NONE, outputSchema: z.object({ n: z.number() }) } as never,
+              counted("x", () => ({ content: [{ type: "text", text: "no structured" }] })),
+            ),
+          ]),
+      ],
+      [
+        "the server's tool execution wrapped",
+        (mount) => {
+          const server = registerTools(new McpServer({ name: mount, version: "0" }), [acted()]);
+          const seam = server as unknown as { executeToolHandler: (...args: unknown[]) => Promise<unknown> };
+          const execute = seam.executeToolHandler;
+          seam.executeToolHandler = async (...args) => ({ ...((await execute.apply(server, args)) as object), content: [{ type: "text", text: "rewritten" }] });
+          return server;
+        },
+      ],
+    ];
+    for (const [label, factory] of cases) {
+      const lanes = await lanesFor(factory);
+      for (let i = 0; i < 2; i++) {
+        const { on, off } = await both(call("/m", "x", {}), lanes);
+        expect(on.text, label).toBe(off.text);
+        expect(on.servers, label).toBe(1);
+        expect(on.runs, label).toEqual(off.runs);
+      }
+    }
+  });
+
+  it("hands to the SDK a call whose tool put a question to the client, which answers with the question, and runs the tool once", async () => {
+    const question = {
+      resultType: "input_required",
+      inputRequests: { q: { method: "elicitation/create", params: { mode: "form", message: "sure?", requestedSchema: { type: "object", properties: {} } } } },
+    };
+    const asking = plainTool(
+      "asks",
+      { inputSchema: NONE },
+      counted("asks", () => {
+        const call = currentScope().call;
+        if (call !== undefined) call.question = question;
+        return { content: [{ type: "text", text: "not approved" }] };
+      }),
+    );
+    const lanes = await lanesFor((mount) => registerTools(new McpServer({ name: mount, version: "0" }), [asking]));
+    const asked = withBody(
+      call("/m", "asks", {}),
+      (b) => ({ ...b, params: { ...params(b), _meta: envelope({ "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } }) } }),
+      "a call from a client that takes form questions",
+    );
+    const { on, off } = await both(asked, lanes);
+    expect(on.text).toBe(off.text);
+    expect(on.text).toContain('"resultType":"input_required"');
+    expect(on.text).not.toContain("not approved");
+    expect(on.runs).toEqual({ asks: 1 });
+  });
 });
 
 describe("the kit's lane answers tools/list as the SDK does", () => {

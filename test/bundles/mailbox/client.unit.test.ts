@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalUids, countOf, MAX_UID, pageNewestFirst, parseSequenceSet, toSequenceSet } from "../../../bundles/mailbox/mailbox.uids";
 import { decodeMailboxName, encodeMailboxName } from "../../../bundles/mailbox/mailbox.utf7";
-import { bytesOf, commandChunks, ResponseReader, raw, str, tokenize } from "../../../bundles/mailbox/mailbox.wire";
+import { bytesOf, commandChunks, ResponseReader, ResponseTooLarge, raw, str, tokenize } from "../../../bundles/mailbox/mailbox.wire";
 
 /** A reader over `chunks`, delivered one at a time as a socket would. */
 function readerOf(...chunks: (string | Uint8Array)[]): ResponseReader {
@@ -17,7 +17,7 @@ function readerOf(...chunks: (string | Uint8Array)[]): ResponseReader {
   });
   return new ResponseReader(stream.getReader());
 }
-const LIMITS = { maxLine: 1000, maxLiteral: 100 };
+const LIMITS = { maxLine: 1000, maxBytes: 10_000 };
 
 describe("reading responses", () => {
   it("reads a literal as exactly its octet count, CRLF and braces inside it included, split across chunks", async () => {
@@ -39,11 +39,66 @@ describe("reading responses", () => {
     expect(new TextDecoder().decode(got.literals[0])).toBe(text);
   });
 
-  it("accepts a literal of exactly the cap and refuses one byte more before reading it", async () => {
-    const ok = readerOf(`* X {100}\r\n`, "x".repeat(100), "\r\n");
-    expect((await ok.read(LIMITS)).literals[0]?.length).toBe(100);
-    const over = readerOf(`* X {101}\r\n`, "x".repeat(101), "\r\n");
-    await expect(over.read(LIMITS)).rejects.toThrow("the IMAP server offered a literal of 101 bytes, more than the 100 this call reads");
+  it("accepts a literal that fills the response's budget exactly and refuses one a byte larger before reading it", async () => {
+    // 11 bytes of line, 100 of literal, 2 of the empty line after it.
+    const ok = await readerOf(`* X {100}\r\n`, "x".repeat(100), "\r\n").read({ maxLine: 1000, maxBytes: 113 });
+    expect(ok.literals[0]?.length).toBe(100);
+    expect(ok.bytes).toBe(113);
+    // The literal never comes: a reader that waited for it would say the connection closed in its middle.
+    await expect(readerOf(`* X {101}\r\n`).read({ maxLine: 1000, maxBytes: 113 })).rejects.toThrow("the IMAP server's answer is larger than the 113 bytes this call reads");
+    await expect(readerOf(`* X {100}\r\n`, "x".repeat(100), "\r\n").read({ maxLine: 1000, maxBytes: 112 })).rejects.toThrow("larger than the 112 bytes");
+  });
+
+  it("holds a whole response to its budget as it reads: literals each within it are refused once their sum would pass it, before the next is read", async () => {
+    // A server that never ends its response: one literal of 1,000 bytes after another, each chunk counted as it is pulled.
+    const enc = new TextEncoder();
+    let pulled = 0;
+    let k = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const chunk = enc.encode(k++ === 0 ? "* 1 FETCH (X {1000}\r\n" : `${"y".repeat(1000)} {1000}\r\n`);
+        pulled += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const reader = new ResponseReader(stream.getReader());
+    await expect(reader.read({ maxLine: 1000, maxBytes: 20_000 })).rejects.toThrow(ResponseTooLarge);
+    // 19 literals and their lines fit; the 20th is refused before it is read. What was pulled is the budget and at most two chunks.
+    expect(pulled).toBeLessThanOrEqual(20_000 + 2 * 1010);
+    // Lines with no literal at all are held to it too.
+    const lines = readerOf(...Array.from({ length: 30 }, () => `${"z".repeat(998)}\r\n`));
+    await expect(lines.read({ maxLine: 1000, maxBytes: 20_000 })).resolves.toMatchObject({ bytes: 1000, texts: ["z".repeat(998)] });
+  });
+
+  it("counts a line in bytes, not characters, against the response's budget", async () => {
+    const line = "日".repeat(100); // 300 bytes in UTF-8, 100 UTF-16 units
+    expect(await readerOf(`${line}\r\n`).read({ maxLine: 1000, maxBytes: 302 })).toEqual({ texts: [line], literals: [], bytes: 302 });
+    await expect(readerOf(`${line}\r\n`).read({ maxLine: 1000, maxBytes: 301 })).rejects.toThrow("larger than the 301 bytes");
+    await expect(readerOf(`${line}\r\n`).read({ maxLine: 299, maxBytes: 10_000 })).rejects.toThrow("a line longer than 299 bytes");
+  });
+
+  it("reads a literal whose count has any number of digits, leading zeros included, and refuses a count past the budget", async () => {
+    const got = await readerOf("* 1 FETCH (BODY[] {00000000005}\r\n", "a)\r\nb", ")\r\n").read(LIMITS);
+    expect(got.literals.map((l) => new TextDecoder().decode(l))).toEqual(["a)\r\nb"]);
+    expect(got.texts).toEqual(["* 1 FETCH (BODY[] {00000000005}", ")"]);
+    await expect(readerOf(`* 1 FETCH (BODY[] {${"9".repeat(40)}}\r\n`).read(LIMITS)).rejects.toThrow(ResponseTooLarge);
+  });
+
+  it("gathers a long line or literal sent in small chunks in time linear in its size", async () => {
+    // Copying what was buffered again at every chunk made this quadratic: 4 MiB in 256-byte chunks took 4.7 s, a 1 MiB
+    // line in 64-byte chunks longer. Linear, both take well under a tenth of the bound here on a loaded two-core machine.
+    const enc = new TextEncoder();
+    const literal = new Uint8Array(4 * 1024 * 1024).fill(0x61);
+    const chunks: Uint8Array[] = [enc.encode(`* 1 FETCH (BODY[] {${literal.length}}\r\n`)];
+    for (let at = 0; at < literal.length; at += 256) chunks.push(literal.subarray(at, at + 256));
+    const line = enc.encode(`)${"b".repeat(1024 * 1024 - 1)}\r\n`);
+    for (let at = 0; at < line.length; at += 64) chunks.push(line.subarray(at, at + 64));
+    const started = performance.now();
+    const got = await readerOf(...chunks).read({ maxLine: 1024 * 1024, maxBytes: 6 * 1024 * 1024 });
+    const took = performance.now() - started;
+    expect(got.literals[0]?.length).toBe(literal.length);
+    expect(got.texts[1]?.length).toBe(1024 * 1024);
+    expect(took).toBeLessThan(2_000);
   });
 
   it("accepts a line of exactly the cap and refuses a longer one without waiting for its end", async () => {
@@ -59,7 +114,7 @@ describe("reading responses", () => {
 
   it("reads back any run of responses, lines and literals, however the socket cuts it into chunks (a CR and its LF apart included)", async () => {
     const enc = new TextEncoder();
-    const lineText = fc.stringMatching(/^[ -~]{0,40}$/).filter((t) => !/\{\d{1,10}\}$/.test(t));
+    const lineText = fc.stringMatching(/^[ -~]{0,40}$/).filter((t) => !/\{\d+\}$/.test(t));
     const literal = fc.uint8Array({ maxLength: 30 });
     const response = fc.record({ lines: fc.array(fc.tuple(lineText, literal), { maxLength: 3 }), last: lineText });
     await fc.assert(
@@ -83,7 +138,8 @@ describe("reading responses", () => {
         }
         const reader = readerOf(...chunks);
         for (const r of responses) {
-          const got = await reader.read({ maxLine: 1000, maxLiteral: 100 });
+          const got = await reader.read(LIMITS);
+          expect(got.bytes).toBe(r.lines.reduce((n, [text, bytes]) => n + enc.encode(`${text}{${bytes.length}}`).length + 2 + bytes.length, enc.encode(r.last).length + 2));
           expect(got.texts).toEqual([...r.lines.map(([text, bytes]) => `${text}{${bytes.length}}`), r.last]);
           expect(got.literals.map((l) => [...l])).toEqual(r.lines.map(([, bytes]) => [...bytes]));
         }
