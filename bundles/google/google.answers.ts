@@ -3,8 +3,9 @@
 // same value as its schema's safeParse for anything JSON.parse can make (the only values it is given), unknown keys
 // dropped and the schema's keys in its order, and test/bundles/google/answers.unit.test.ts holds them to it. By hand
 // because zod's parse of three message answers was a fifth of a search's allocations in the bundle (docs/bench.md
-// part 7): a context, an issue list and a copy per key at every level. One difference: a part nested deeper than
-// MAX_PART_DEPTH is refused, where zod would recurse until the stack ran out.
+// part 7): a context, an issue list and a copy per key at every level. One difference: the parts of a part nested
+// MAX_PART_DEPTH deep are left out, unread, where zod would recurse until the stack ran out. Gmail's part tree follows
+// the sender's MIME structure, so refusing the message would let any stranger make a whole thread unreadable.
 import { arrayOf, copyPresent, isNumber, isPlainObject, isString } from "../kit/json-shape";
 import type { GmailHeader, GmailMessage, GmailPart } from "./google.mailbox";
 
@@ -38,7 +39,7 @@ function body(value: unknown): GmailPart["body"] {
 }
 
 function part(value: unknown, depth: number): GmailPart | undefined {
-  if (!isPlainObject(value) || depth > MAX_PART_DEPTH) return undefined;
+  if (!isPlainObject(value)) return undefined;
   const out: GmailPart = {};
   if (!copyPresent(value, out, PART_TEXTS, isString, undefined)) return undefined;
   if ("headers" in value) {
@@ -51,7 +52,8 @@ function part(value: unknown, depth: number): GmailPart | undefined {
     if (checked === undefined) return undefined;
     out.body = checked;
   }
-  if ("parts" in value) {
+  // Below the deepest level read, nothing is: no real mail nests a tenth as deep.
+  if ("parts" in value && depth < MAX_PART_DEPTH) {
     const parts = arrayOf(value.parts, MAX_PARTS, part, depth + 1);
     if (parts === undefined) return undefined;
     out.parts = parts;
