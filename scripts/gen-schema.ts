@@ -99,6 +99,8 @@ const CROSS_FIELD_RULES = [
   "Each `approvalUrlPrefixes` entry is one of `gateway.elicitation.allowedUrlPrefixes`, and the field needs `confirmations: true`. A server with `confirmationHeaders` reaches one origin (scheme, host and port) only: its `approvalUrlPrefixes`, or every allowed prefix when it has none, must all share one, so one approval service's edge credential is never sent to another.",
   "Two servers of one bundle cannot declare one bare `env` name with different values: the bundle has one environment. Write it per slug as `<SLUG>__NAME`.",
   "Every `gateway.elicitation.allowedUrlPrefixes` entry is an absolute URL in normal form, https (plain http only for 127.0.0.0/8, `[::1]` or `localhost`), without userinfo, query or fragment, whose path ends in `/`.",
+  "A `remote-http` server's `url` is https (plain http only for 127.0.0.0/8, `[::1]` or `localhost`) without userinfo: a credential goes in `headers`, which listings show by name only.",
+  "A `headers` or `confirmationHeaders` value holds only visible characters, spaces and tabs. A `${VAR}` in one names a bare variable: a name holding `__` (a slug's namespace) or a caller's `tokenSecret` is refused.",
   "An unknown key anywhere is an error, so a typo never passes silently.",
 ];
 

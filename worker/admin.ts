@@ -4,7 +4,7 @@
 // stored in the RosterOverlay Durable Object, and logged as one audit line naming no value.
 import { Hono } from "hono";
 import { type AccessConfig, verifyAccessJwt } from "../contract/access-jwt";
-import { dropUnauthenticatedBody, readCountedText } from "../contract/body";
+import { discardBody, dropUnauthenticatedBody, readCountedText } from "../contract/body";
 import { OVERLAY_OBJECT, type RosterOverlayApi, type RosterOverlayNamespace } from "../contract/roster-overlay";
 import { CallerTable } from "./auth";
 import { applyOverlay, checkEntry, describeRefusal, digest, EMPTY_OVERLAY, OVERLAY_READ_TIMEOUT_MS, type Overlay, type OverlayRefusal, parseOverlay, readWithin, replacementAsChange } from "./overlay";
@@ -36,7 +36,7 @@ export function operatorAccessConfig(base: Roster): (AccessConfig & { operators:
   return { teamDomain: access.teamDomain, audience: access.audience, certsUrl: access.certsUrl ?? `${access.teamDomain}/cdn-cgi/access/certs`, operators: access.operators };
 }
 
-const refused = (status: 401 | 403 | 404 | 409 | 413 | 400 | 422 | 503, code: string, error: string, extra: Record<string, unknown> = {}) =>
+const refused = (status: 401 | 403 | 404 | 409 | 413 | 415 | 400 | 422 | 503, code: string, error: string, extra: Record<string, unknown> = {}) =>
   Response.json({ error, code, ...extra }, { status, headers: status === 401 ? { "WWW-Authenticate": 'Bearer realm="strad-admin"' } : undefined });
 
 function refusalResponse(r: OverlayRefusal): Response {
@@ -44,17 +44,50 @@ function refusalResponse(r: OverlayRefusal): Response {
   return refused(422, r.code, describeRefusal(r), key === undefined ? {} : { key });
 }
 
+/**
+ * Why a write may have been sent by a browser page on another site, or undefined (docs/rules.md R-RT-8). An operator
+ * signed in through Access carries that sign-in as a cookie, which a browser attaches to a cross-site form or fetch
+ * as well: a write is taken only as a program sends one, with no Origin but this gateway's own, no cross-site fetch
+ * metadata, and (when it has a body) a JSON body, which no form can send and no page can send to another site
+ * without a preflight this gateway never answers.
+ */
+export function crossSiteWrite(request: Request, hasBody: boolean): { status: 403 | 415; code: string; message: string } | undefined {
+  const origin = request.headers.get("origin");
+  const site = request.headers.get("sec-fetch-site");
+  if ((origin !== null && origin !== new URL(request.url).origin) || (site !== null && site !== "same-origin" && site !== "none")) {
+    return { status: 403, code: "CROSS_SITE", message: "a roster write from a page of another site is refused: writes come from the roster CLI or another program, not a browser page" };
+  }
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  if (hasBody && type !== "application/json") return { status: 415, code: "BAD_CONTENT_TYPE", message: "a roster write's body must be sent as Content-Type: application/json" };
+  return undefined;
+}
+
+/** A remote server's URL as listings show it: its query, which may carry a key, withheld (R-RT-5). */
+const withoutQuery = (url: string | undefined) => {
+  if (url === undefined) return undefined;
+  const at = url.indexOf("?");
+  return at === -1 ? url : `${url.slice(0, at)}?(query withheld)`;
+};
+
 /** A header map shown by name only: a literal value may be a credential (R-RT-5). */
 const names = (map: Record<string, string>) => Object.keys(map).sort();
 
 /** An entry as the API shows it: header and env values left out, and whether it is the base's or a runtime one. */
 export function shown(s: ServerEntry, source: "base" | "added" | "changed"): Record<string, unknown> {
-  return { ...s, headers: names(s.headers), confirmationHeaders: names(s.confirmationHeaders), env: names(s.env), source: source === "base" ? "base" : `runtime:${source}` };
+  return {
+    ...s,
+    ...(s.url === undefined ? {} : { url: withoutQuery(s.url) }),
+    headers: names(s.headers),
+    confirmationHeaders: names(s.confirmationHeaders),
+    env: names(s.env),
+    source: source === "base" ? "base" : `runtime:${source}`,
+  };
 }
 
 /** A runtime entry as written, its maps by name only (a literal header may be a credential; a bad overlay may hold anything). */
 function withoutValues(entry: Record<string, unknown>): Record<string, unknown> {
   const out = { ...entry };
+  if (typeof out.url === "string") out.url = withoutQuery(out.url);
   for (const key of ["headers", "confirmationHeaders", "env"]) {
     const map = out[key];
     if (typeof map === "object" && map !== null) out[key] = Object.keys(map).sort();
@@ -139,6 +172,11 @@ export function adminRoutes(base: Roster): Hono<Vars> {
   });
 
   const write = async (c: { env: Env; get(k: "operator"): Operator; req: { raw: Request } }, op: Op, slug: string | undefined) => {
+    const crossSite = crossSiteWrite(c.req.raw, op !== "remove" && op !== "reset");
+    if (crossSite !== undefined) {
+      await discardBody(c.req.raw);
+      return refused(crossSite.status, crossSite.code, crossSite.message);
+    }
     const store = overlayStore(c.env);
     if (store === undefined) return refused(503, "NO_OVERLAY_STORE", "the gateway has no ROSTER_OVERLAY binding");
     let body: Record<string, unknown> = {};

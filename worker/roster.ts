@@ -15,6 +15,8 @@ export { checkSeeded, describeUnselected, type Resolved, type ResolvedHeaders, t
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** An HTTP field value (RFC 9110 §5.5): visible ASCII, obs-text, spaces and tabs. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /**
  * Header names the bundle sets itself on approval requests (content-type, accept, prefer) and the framing ones
  * (content-length, transfer-encoding, connection, host), so a slug cannot configure them (docs/rules.md R-CONF-4):
@@ -200,6 +202,7 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
   });
 
   const seen = new Map<string, number>();
+  const callerSecrets = new Set(roster.callers.map((c) => c.tokenSecret));
   roster.servers.forEach((s, i) => {
     const at = (...rest: (string | number)[]) => ["servers", i, ...rest];
     const prior = seen.get(s.slug);
@@ -220,8 +223,23 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
       if (Object.keys(s.confirmationHeaders).length > 0) issue(at("confirmationHeaders"), "a remote-http server cannot receive confirmationHeaders");
     }
     if (s.url !== undefined && s.kind === "remote-http") {
+      // A caller's arguments and the entry's headers go there: never in clear text off this machine, and a credential
+      // goes in headers (shown by name only), not in the URL every listing shows (docs/rules.md R-CONF-18).
       const u = new URL(s.url);
       if (u.protocol !== "https:" && u.protocol !== "http:") issue(at("url"), "url must be http(s)");
+      else if (!isSecureOrLoopback(u)) issue(at("url"), "url must be https (plain http only for a loopback host)");
+      if (u.username !== "" || u.password !== "") issue(at("url"), "url must not carry userinfo: put a credential in headers");
+    }
+    for (const field of ["headers", "confirmationHeaders"] as const) {
+      for (const [header, raw] of Object.entries(s[field])) {
+        // What HTTP allows in a field value (RFC 9110 §5.5): a line break would fail every call, not split a header.
+        if (!FIELD_VALUE.test(raw)) issue(at(field, header), "a header value may hold only visible characters, spaces and tabs: no line break or control character");
+        for (const name of new Set(refsIn(raw))) {
+          if (name.includes("__"))
+            issue(at(field, header), `\${${name}} names a variable in a slug's namespace: write the bare name (this slug's own ${slugNamespace(s.slug)}<NAME> is read first, another slug's never)`);
+          else if (callerSecrets.has(name)) issue(at(field, header), `\${${name}} is a caller's bearer token (callers[].tokenSecret), which goes to no server`);
+        }
+      }
     }
     if (s.fallback === "token" && s.kind === "remote-http") issue(at("fallback"), "a remote-http server cannot take the two-call token: its tools are not the gateway's to guard");
     if (s.fallback === "token" && s.skipConfirmations) issue(at("fallback"), "skipConfirmations acts unasked, so a token fallback would never be used; drop one of them");

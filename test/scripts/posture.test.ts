@@ -352,7 +352,6 @@ describe("each warning kind, planted and absent", () => {
   it.each([
     ["whole-host", planted({ prefixes: ["https://approvals.example.com/"] }), planted()],
     ["prefix-wider-than-route", planted({ prefixes: ["https://approvals.example.com/api/"] }), planted({ prefixes: ["https://approvals.example.com/tenant-a/api/v1/elicitations/session/"] })],
-    ["plain-http", planted({ more: remote("http://mcp.example.com/mcp") }), planted({ more: `${remote("https://mcp.example.com/mcp")}${remote("http://127.0.0.1:9/mcp").replace("far", "near")}` })],
   ])("%s: warned when planted, not otherwise", (kind, bad, good) => {
     const warned = report(bad).warnings.filter((w) => w.kind === kind);
     expect(warned).toHaveLength(1);
@@ -379,9 +378,13 @@ describe("each warning kind, planted and absent", () => {
     ]);
   });
 
-  it("plain-http names the remote slug and its origin; a loopback url is not warned", () => {
-    const r = report(planted({ more: remote("http://mcp.example.com:8080/mcp") }));
-    expect(r.warnings).toEqual([{ kind: "plain-http", slugs: ["far"], message: expect.stringContaining("slug far reaches http://mcp.example.com:8080 over plain http") }]);
+  it("plain-http: a remote url on plain http off loopback is refused by the schema; past it, the backstop names the slug and its origin; a loopback url is neither", () => {
+    expect(postureFromText(planted({ more: remote("http://mcp.example.com:8080/mcp") })).ok).toBe(false);
+    const parsed = parseRoster(planted({ more: remote("https://mcp.example.com:8080/mcp") }));
+    if (!parsed.ok) throw new Error("the https remote does not parse");
+    const pastSchema = { ...parsed.roster, servers: parsed.roster.servers.map((s) => (s.slug === "far" ? { ...s, url: "http://mcp.example.com:8080/mcp" } : s)) };
+    expect(postureOf(pastSchema).warnings).toEqual([{ kind: "plain-http", slugs: ["far"], message: expect.stringContaining("slug far reaches http://mcp.example.com:8080 over plain http") }]);
+    expect(report(planted({ more: `${remote("https://mcp.example.com/mcp")}${remote("http://127.0.0.1:9/mcp").replace("far", "near")}` })).warnings).toEqual([]);
     expect(report(planted({ more: remote("http://[::1]:9/mcp") })).warnings).toEqual([]);
   });
 

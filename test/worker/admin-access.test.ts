@@ -140,6 +140,33 @@ describe("an operator signed in through Cloudflare Access", () => {
     expect(logged.filter((l) => l.includes("roster_write"))).toEqual([]);
   });
 
+  it("a write a page of another site could make with the operator's sign-in is refused before anything is read: a form's body, another Origin, cross-site fetch metadata", async () => {
+    const store = new MemoryOverlay();
+    const gateway = createGateway(roster(true));
+    const token = person("ann@example.com");
+    const forged = (headers: Record<string, string>, method = "POST", path = "/servers", body: string | null = JSON.stringify(NEW_REMOTE)) =>
+      new Request(`https://gateway.test/admin/roster${path}`, { method, headers: { "cf-access-jwt-assertion": token, ...headers }, body: body ?? undefined });
+    const cases: [string, Request, number, string][] = [
+      // What <form enctype="text/plain"> sends: no preflight, the cookie attached.
+      ["a text/plain form", forged({ "content-type": "text/plain", origin: "https://attacker.example", "sec-fetch-site": "cross-site" }), 403, "CROSS_SITE"],
+      ["a form with no Origin but cross-site metadata", forged({ "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "cross-site" }), 403, "CROSS_SITE"],
+      ["a sibling subdomain", forged({ "content-type": "application/json", origin: "https://tools.gateway.test", "sec-fetch-site": "same-site" }), 403, "CROSS_SITE"],
+      ["another Origin with a JSON body", forged({ "content-type": "application/json", origin: "https://attacker.example" }), 403, "CROSS_SITE"],
+      ["a DELETE from another Origin", forged({ origin: "https://attacker.example" }, "DELETE", "/servers/added", null), 403, "CROSS_SITE"],
+      ["a body not sent as JSON, with no Origin", forged({ "content-type": "text/plain" }), 415, "BAD_CONTENT_TYPE"],
+    ];
+    for (const [label, request, status, code] of cases) {
+      const response = await serve(gateway, request, store);
+      expect(response.status, label).toBe(status);
+      expect(((await response.json()) as { code: string }).code, label).toBe(code);
+    }
+    expect(store.version).toBe(0);
+    // The same write as a program sends it, or from the gateway's own origin, is taken.
+    expect((await serve(gateway, forged({ "content-type": "application/json", origin: "https://gateway.test", "sec-fetch-site": "same-origin" }), store)).status).toBe(200);
+    expect((await serve(gateway, signedIn(token, "PATCH", "/servers/added", { entitlements: ["admin"] }), store)).status).toBe(200);
+    expect(store.version).toBe(2);
+  });
+
   it("a roster without operatorAccess has no Access path: a listed person's valid token is refused as no credential", async () => {
     const store = new MemoryOverlay();
     const gateway = createGateway(roster(false));

@@ -252,6 +252,27 @@ describe("guard keys are set by the checked-in roster only", () => {
     expect(literal.status).toBe(200);
   });
 
+  it("a new remote entry on plain http off loopback, or with userinfo, or a header value holding a line break, is refused; nothing is written", async () => {
+    const store = new MemoryOverlay();
+    const gateway = createGateway(ROSTER);
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [{ url: "http://10.0.0.5/mcp" }, /url must be https \(plain http only for a loopback host\)/],
+      [{ url: "http://169.254.169.254/latest/" }, /url must be https/],
+      [{ url: "https://user:s3cr3t@internal.example/mcp" }, /must not carry userinfo/],
+      [{ headers: { "X-A": "v\r\nInjected: 1" } }, /only visible characters, spaces and tabs/],
+    ];
+    for (const [patch, message] of refusals) {
+      const response = await serve(gateway, admin("POST", "/servers", { ...NEW_REMOTE, ...patch }), env(store));
+      expect(response.status, JSON.stringify(patch)).toBe(422);
+      const body = (await response.json()) as { code: string; error: string };
+      expect(body.code).toBe("SCHEMA");
+      expect(body.error).toMatch(message);
+      // The refusal names what was wrong, never the value.
+      expect(body.error).not.toContain("s3cr3t");
+    }
+    expect(store.version).toBe(0);
+  });
+
   it("a runtime mount beside a guarded one (same bundle and path) is refused; another path of the bundle is allowed", async () => {
     const store = new MemoryOverlay();
     const gateway = createGateway(ROSTER);
@@ -290,6 +311,19 @@ describe("guard keys are set by the checked-in roster only", () => {
     expect(JSON.stringify(listed)).not.toContain("GUARD_ID");
     expect((await serve(gateway, admin("DELETE", "/servers/guarded"), env(store))).status).toBe(200);
     expect(JSON.parse(store.text ?? "")).toEqual({ add: [], change: [] });
+  });
+});
+
+describe("what a listing shows of a remote entry", () => {
+  it("a remote url's query, which may carry a key, is withheld from the listing and the overlay as written; the url's path is shown", async () => {
+    const store = new MemoryOverlay();
+    const gateway = createGateway(ROSTER);
+    const written = await serve(gateway, admin("POST", "/servers", { ...NEW_REMOTE, url: "https://added.example/mcp?api_key=key-value-ZZZ&tenant=a" }), env(store));
+    expect(written.status).toBe(200);
+    const listed = (await (await serve(gateway, admin("GET", ""), env(store))).json()) as { servers: Record<string, unknown>[]; overlay: { add: Record<string, unknown>[] } };
+    expect(listed.servers.find((s) => s.slug === "added")?.url).toBe("https://added.example/mcp?(query withheld)");
+    expect(listed.overlay.add[0]?.url).toBe("https://added.example/mcp?(query withheld)");
+    expect(JSON.stringify(listed)).not.toContain("key-value-ZZZ");
   });
 });
 

@@ -168,6 +168,47 @@ describe("config errors name their path", () => {
     expectError(withServer(2, { [key]: value }), `servers[2].${key}`, message);
   });
 
+  it.each<[string, string, RegExp | undefined]>([
+    ["plain http off loopback", "http://mcp.example.com/mcp", /must be https \(plain http only for a loopback host\)/],
+    ["plain http to a private address", "http://10.0.0.5/mcp", /must be https/],
+    ["plain http to the metadata address", "http://169.254.169.254/latest/", /must be https/],
+    ["plain http to an IPv4-mapped loopback", "http://[::ffff:7f00:1]/x", /must be https/],
+    ["userinfo", "https://user:s3cr3t@internal.example/mcp", /must not carry userinfo: put a credential in headers/],
+    ["a user alone", "https://user@internal.example/mcp", /must not carry userinfo/],
+    ["plain http to loopback", "http://127.0.0.1:9/mcp", undefined],
+    ["plain http to [::1]", "http://[::1]:9/mcp", undefined],
+    ["https with a port and a query", "https://mcp.example.com:8443/mcp?tenant=a", undefined],
+  ])("a remote-http url: %s", (_label, url, message) => {
+    if (message === undefined) expect(errorsOf(withServer(2, { url }))).toEqual([]);
+    else expectError(withServer(2, { url }), "servers[2].url", message);
+  });
+
+  it.each<[string, string]>([
+    ["a line feed", "v\nInjected: 1"],
+    ["a carriage return and line feed", "v\r\nInjected: 1"],
+    ["a NUL", "v\u0000"],
+    ["DEL", "v\u007f"],
+    ["a character past Latin-1", "v\u2028"],
+  ])("a header value holding %s is refused, in headers and confirmationHeaders", (_label, value) => {
+    expectError(withServer(2, { headers: { "x-a": value } }), "servers[2].headers.x-a", /only visible characters, spaces and tabs/);
+    expectError(withServer(0, { confirmationHeaders: { "x-a": value } }), "servers[0].confirmationHeaders.x-a", /only visible characters, spaces and tabs/);
+  });
+
+  it("a header value of visible characters, spaces, tabs and Latin-1 is taken", () => {
+    expect(errorsOf(withServer(2, { headers: { "x-a": "Bearer ${REMOTE_TOKEN}\t é ~" } }))).toEqual([]);
+  });
+
+  it.each<[string, string]>([
+    ["another slug's namespaced secret", "${GMAIL_RW__CF_SECRET}"],
+    ["the slug's own namespace spelled out", "${REMOTE__TOKEN}"],
+    ["a caller's bearer token", "Bearer ${TOKEN_S1}"],
+  ])("a header reference to %s is refused, in headers and confirmationHeaders", (label, value) => {
+    const message =
+      label === "a caller's bearer token" ? /is a caller's bearer token \(callers\[\]\.tokenSecret\), which goes to no server/ : /names a variable in a slug's namespace: write the bare name/;
+    expectError(withServer(2, { headers: { "x-steal": value } }), "servers[2].headers.x-steal", message);
+    expectError(withServer(0, { confirmationHeaders: { "x-steal": value } }), "servers[0].confirmationHeaders.x-steal", message);
+  });
+
   it("bundle-only and remote-only keys stay with their kind", () => {
     expectError(withServer(2, { bundle: "GOOGLE" }), "servers[2].bundle", /bundle servers only/);
     expectError(withServer(2, { path: "/x" }), "servers[2].path", /bundle servers only/);
