@@ -108,6 +108,11 @@ export interface AskInput {
    * line instead of `approved`, and the call runs nothing. Not called for the waiver, which nobody answered.
    */
   vet?: (content: Record<string, unknown>) => Promise<Vetted>;
+  /**
+   * The fingerprint of the target the card was made of (what the approval binds): a question asked at the client
+   * seals it, so its answer covers that target only (bundles/kit/seal.ts SealTarget.binds). Absent: the question alone.
+   */
+  binds?: string;
 }
 
 export async function askPerson(input: AskInput): Promise<Decision> {
@@ -251,7 +256,7 @@ async function askAtClient(input: AskInput, scope: CallScope, call: CallState, c
   const question = await cardDigest(input.message, requestedSchema);
   const decision = decisionTrail(scope);
   if (decision !== undefined) decision.card = question;
-  const target: SealTarget = { caller: channel.caller, slug: channel.slug, tool: call.toolName, args: await argumentsFingerprint(call.toolName, call.arguments), question };
+  const target: SealTarget = { caller: channel.caller, slug: channel.slug, tool: call.toolName, args: await argumentsFingerprint(call.toolName, call.arguments), question, binds: input.binds ?? "" };
   let why: AuditReason = "client_question";
   if (call.requestState !== undefined) {
     const opened = await openSeal(call.requestState, keys.keys);

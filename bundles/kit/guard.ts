@@ -192,7 +192,7 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A, plan?: EditP
           edited = read.edited;
           return { ok: true };
         };
-  const decision = await askPerson({ message, ...(form === undefined ? {} : { requestedSchema: form.schema }), ...(vet === undefined ? {} : { vet }) });
+  const decision = await askPerson({ message, binds: approvedFingerprint, ...(form === undefined ? {} : { requestedSchema: form.schema }), ...(vet === undefined ? {} : { vet }) });
   switch (decision.kind) {
     case "refused":
       if (decision.edit === true) return text(`Not done: the person's answer was refused before anything ran: ${decision.reason}. Nothing was written.`, true);
@@ -204,7 +204,7 @@ export async function runGuarded<A, T>(guard: Guard<A, T>, args: A, plan?: EditP
     case "approved":
       break;
   }
-  if (edited !== undefined) return editedCall(guard, edited);
+  if (edited !== undefined) return editedCall(guard, args, approvedFingerprint, edited);
   if (decision.asked) return approvedCall(guard, args, target, approvedFingerprint);
   // The waiver answered for nobody: whatever happens next, the answer says so (docs/rules.md R-CHAN-14).
   const done = await approvedCall(guard, args, target, approvedFingerprint);
@@ -256,13 +256,14 @@ async function readAnswer<A, T>(guard: Guard<A, T>, args: A, plan: EditPlan, for
   const editedArgs = checked.value as A;
   let target: T;
   try {
-    // What the card showed beside the form is still what it was; the edit changes only what the person changed.
+    target = await guard.resolve(editedArgs);
+    buildPrompt(slug, guard.prompt(target));
+    // What the card showed beside the form is still what it was, read after the edited target: a change landing
+    // between the two reads is seen here, so the edited target was read from the world the person saw (R-EDIT-4).
     const live = await guard.resolve(args);
     if ((await fingerprint(guard.fingerprint(live))) !== approvedFingerprint) {
       return { ok: false, code: "target_changed", why: `the target changed after the card was shown${guard.describe === undefined ? "" : ` (now: ${guard.describe(live)})`}` };
     }
-    target = await guard.resolve(editedArgs);
-    buildPrompt(slug, guard.prompt(target));
   } catch (error) {
     const why = error instanceof Error ? cleanLine(error.message.replace(/^Not done: /, "").replace(/\.?\s*Nothing was \w+\.$/, ""), 400) : "it could not be prepared";
     return { ok: false, code: "edit_invalid", why: `the edited call breaks the tool's own rules: ${why}` };
@@ -278,17 +279,29 @@ async function readAnswer<A, T>(guard: Guard<A, T>, args: A, plan: EditPlan, for
   return { ok: true, edited: { args: editedArgs, target, fingerprint: editedFingerprint, changes: read.changes } };
 }
 
-/** After a yes with edits: exactly the edited call, once; the gate binds its fingerprint, so the proposed call cannot run (R-EDIT-4). */
-async function editedCall<A, T>(guard: Guard<A, T>, edited: Edited<A, T>): Promise<CallToolResult> {
+/**
+ * After a yes with edits: exactly the edited call, once; the gate binds its fingerprint, so the proposed call cannot
+ * run (R-EDIT-4). As an unedited yes acts on the target as it stands (approvedCall), the edited target is read again
+ * and held to the fingerprint it had when the answer was read, and the proposed target to the one the card showed:
+ * a change since the answer was read acts on nothing.
+ */
+async function editedCall<A, T>(guard: Guard<A, T>, args: A, approvedFingerprint: string, edited: Edited<A, T>): Promise<CallToolResult> {
   const scope = currentScope();
   const call = scope.call;
   if (call === undefined) return refusal("this request is not a tool call");
+  const live = await guard.resolve(edited.args);
+  const shown = await guard.resolve(args);
+  if ((await fingerprint(guard.fingerprint(live))) !== edited.fingerprint || (await fingerprint(guard.fingerprint(shown))) !== approvedFingerprint) {
+    audit("refused", { reason: "target_changed" }, scope);
+    const now = guard.describe === undefined ? "" : ` (now: ${guard.describe(shown)})`;
+    return text(`Not done: the target changed after the person's answer was read${now}, so the approval does not cover it. Nothing was written.`, true);
+  }
   if (scope.signal.aborted) {
     audit("cancelled", { reason: "caller_left" }, scope);
     return text(`Not done: ${NOT_DONE.cancel} (the call was dropped). Nothing was written.`, true);
   }
   call.approval = { fingerprint: edited.fingerprint, approved: true };
-  const done = await act(guard, edited.target);
+  const done = await act(guard, live);
   // Whatever happened, the agent hears which call it was: the person's, field by field (R-EDIT-5).
   return { ...done, content: [...(done.content ?? []), { type: "text", text: editsLine(edited.changes) }] };
 }

@@ -1,6 +1,7 @@
 // The sealed requestState of a question asked at the client on 2026-07-28 (docs/rules.md R-SEAL-1, R-SEAL-2): the
 // retry carrying the person's answer comes back as ordinary request content, so what ties that answer to its question
-// (caller, slug, tool, the arguments' fingerprint, the question's digest, an expiry and a single-use nonce) is HMAC-
+// (caller, slug, tool, the arguments' fingerprint, the question's digest, the fingerprint of the target the approval
+// binds, an expiry and a single-use nonce) is HMAC-
 // SHA-256 sealed with the bundle's secret STRAD_SEAL_KEY. STRAD_SEAL_KEY_PREVIOUS also opens a seal, so a key rotates
 // without breaking questions in flight. A key is never logged, echoed or put in an answer.
 
@@ -23,6 +24,12 @@ export interface SealTarget {
   args: string;
   /** SHA-256 of the question exactly as asked (bundles/kit/audit.ts cardDigest: its message and requestedSchema). */
   question: string;
+  /**
+   * The fingerprint the approval binds (bundles/kit/fingerprint.ts over the target the card was made of), or "" where
+   * the asker has none: what the card shows is not all an approval binds (a mailbox's UIDVALIDITY, a pad's content),
+   * so a retry whose target changed meanwhile is asked again, as a wait on the approval service would be refused.
+   */
+  binds: string;
 }
 
 export interface SealPayload extends SealTarget {
@@ -100,8 +107,8 @@ export async function seal(payload: SealPayload, keys: SealKeys): Promise<string
 function isPayload(value: unknown): value is SealPayload {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const v = value as Record<string, unknown>;
-  const strings = ["caller", "slug", "tool", "args", "question", "nonce"].every((k) => typeof v[k] === "string");
-  return strings && Number.isSafeInteger(v.exp) && Object.keys(v).length === 7;
+  const strings = ["caller", "slug", "tool", "args", "question", "binds", "nonce"].every((k) => typeof v[k] === "string");
+  return strings && Number.isSafeInteger(v.exp) && Object.keys(v).length === 8;
 }
 
 export type Opened = { ok: true; payload: SealPayload } | { ok: false; problem: Exclude<SealProblem, "other_target"> };
@@ -135,7 +142,14 @@ export async function openSeal(state: unknown, keys: SealKeys, now: number = Dat
   return { ok: true, payload };
 }
 
-/** Whether an opened seal is for exactly this call's target: the same caller, slug, tool, arguments and question. */
+/** Whether an opened seal is for exactly this call's target: the same caller, slug, tool, arguments, question and bound target. */
 export function sameTarget(payload: SealTarget, target: SealTarget): boolean {
-  return payload.caller === target.caller && payload.slug === target.slug && payload.tool === target.tool && payload.args === target.args && payload.question === target.question;
+  return (
+    payload.caller === target.caller &&
+    payload.slug === target.slug &&
+    payload.tool === target.tool &&
+    payload.args === target.args &&
+    payload.question === target.question &&
+    payload.binds === target.binds
+  );
 }

@@ -57,7 +57,7 @@ export function installConfirmSeam(mcp: McpServer): void {
     const bound = asked === undefined ? undefined : await fingerprint({ operation: `elicit:${asked.toolName}`, target: { message } });
     const trail = auditTrail();
     if (trail !== undefined && bound !== undefined) trail.fingerprint = bound;
-    const decision = await askPerson({ message, requestedSchema: withConfirm(params.requestedSchema) });
+    const decision = await askPerson({ message, requestedSchema: withConfirm(params.requestedSchema), ...(bound === undefined ? {} : { binds: bound }) });
     switch (decision.kind) {
       case "refused":
         throw new Error(`Refused: ${decision.reason}`);

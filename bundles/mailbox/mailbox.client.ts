@@ -2,7 +2,8 @@
 // closed when it ends (docs/rules.md R-MAIL-8). It speaks only the commands the tools need, by UID always, over a
 // socket a connector opens (cloudflare:sockets in the Worker, mailbox.socket.ts). Implicit TLS or STARTTLS; plain
 // TCP only where mailbox.config.ts allowed it (a loopback host). Every read is capped and every command timed out;
-// a refusal names the command and the server's response code, never the server's text or a credential.
+// a refusal names the command and the server's response code, never the server's text or a credential. A write whose
+// answer never came, or that stopped part way, fails with MailPartly, saying what may have changed.
 import type { ImapAccount } from "./mailbox.config";
 import { parseSequenceSet, type Range, toSequenceSet } from "./mailbox.uids";
 import { decodeMailboxName, encodeMailboxName } from "./mailbox.utf7";
@@ -12,6 +13,25 @@ export class MailError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "MailError";
+  }
+}
+
+/** The server answered a command NO or BAD: it failed (a UID MOVE may still have moved some messages, RFC 6851 §3.3). */
+export class MailRefused extends MailError {}
+
+/** A command went out and its answer never came whole (a timeout, a broken connection, a dropped call): it may have run. */
+export class MailUnanswered extends MailError {}
+
+/**
+ * A write that may have changed the mailbox although it did not complete: `state` says, in the bundle's words, what
+ * may have changed or what state the messages are in, so the answer never says "Nothing was changed".
+ */
+export class MailPartly extends MailError {
+  constructor(
+    message: string,
+    readonly state: string,
+  ) {
+    super(message);
   }
 }
 
@@ -160,12 +180,16 @@ export class ImapClient {
 
   /** One command, answered whole. `maxBytes`: what its answer may hold in all (a body fetch asks for its cap). */
   run(args: readonly Arg[], options: { what?: string; maxBytes?: number } = {}): Promise<Answer> {
-    const next = this.busy.then(() => this.within(COMMAND_TIMEOUT_MS, options.what ?? words(args), () => this.runUnlocked(args, options)));
+    const sent = { out: false };
+    const next = this.busy.then(() => this.within(COMMAND_TIMEOUT_MS, options.what ?? words(args), () => this.runUnlocked(args, options, sent)));
     this.busy = next.catch(() => {});
-    return next;
+    // Once the command is out, only the server's tagged answer says whether it ran.
+    return next.catch((error: unknown) => {
+      throw sent.out && error instanceof MailError && !(error instanceof MailRefused) ? new MailUnanswered(error.message) : error;
+    });
   }
 
-  private async runUnlocked(args: readonly Arg[], { what = words(args), maxBytes = MAX_RESPONSE_BYTES }: { what?: string; maxBytes?: number }): Promise<Answer> {
+  private async runUnlocked(args: readonly Arg[], { what = words(args), maxBytes = MAX_RESPONSE_BYTES }: { what?: string; maxBytes?: number }, sent = { out: false }): Promise<Answer> {
     if (this.closed) throw new MailError("the IMAP connection is closed");
     const tag = `s${++this.tag}`;
     this.commands++;
@@ -185,6 +209,7 @@ export class ImapClient {
       return r;
     };
     for (const chunk of chunks) {
+      sent.out = true;
       await this.writer.write(encoder.encode(chunk.head));
       if (chunk.literal === undefined) continue;
       if (!this.capabilities.has("LITERAL+")) {
@@ -216,10 +241,10 @@ export class ImapClient {
   }
 
   /** A NO or BAD: the command and the response code (an atom such as TRYCREATE), never the server's free text. */
-  private refusal(what: string, tokens: Token[]): MailError {
+  private refusal(what: string, tokens: Token[]): MailRefused {
     const code = atomOf(tokens[2]);
     const name = code?.startsWith("[") ? /^\[([A-Z-]{1,40})/i.exec(code)?.[1]?.toUpperCase() : undefined;
-    return new MailError(`the IMAP server refused ${what}${name === undefined ? "" : ` [${name}]`}`);
+    return new MailRefused(`the IMAP server refused ${what}${name === undefined ? "" : ` [${name}]`}`);
   }
 
   async close(): Promise<void> {
@@ -398,16 +423,68 @@ export class ImapClient {
     return uids.filter((uid) => ranges.some(([a, b]) => uid >= a && uid <= b));
   }
 
+  /** Which of these UIDs carry `flag` (UID FETCH FLAGS, which sets no flag of its own). */
+  async flagged(uids: readonly number[], flag: string): Promise<number[]> {
+    const fetched = await this.fetch(uids, "(UID FLAGS)");
+    return uids.filter((uid) => (listOf(fetched.get(uid)?.get("FLAGS")) ?? []).some((t) => atomOf(t)?.toLowerCase() === flag.toLowerCase()));
+  }
+
+  // ---- writes: each says what it may have changed when it did not complete (never "nothing" after a command went out) ----
+
+  /** The messages in the open mailbox, as an answer names them: `UIDs 1, 2 in "INBOX"`. */
+  private where(uids: readonly number[]): string {
+    return `UID${uids.length === 1 ? "" : "s"} ${uids.join(", ")} in "${this.selected?.name ?? "the open mailbox"}"`;
+  }
+
+  /** One write command: when its answer never came, the failure says what it may have changed (`maybe`). */
+  private async write(args: readonly Arg[], what: string, maybe: string): Promise<Answer> {
+    try {
+      return await this.run(args, { what });
+    } catch (error) {
+      if (error instanceof MailUnanswered) throw new MailPartly(error.message, mayHave(maybe));
+      throw error;
+    }
+  }
+
+  /** Adds, then removes, flags; a removal that fails after the addition says the addition stands. */
   async store(uids: readonly number[], add: readonly string[], remove: readonly string[]): Promise<void> {
     const set = toSequenceSet(uids);
-    if (add.length > 0) await this.run([raw("UID STORE"), raw(set), raw(`+FLAGS.SILENT (${add.join(" ")})`)], { what: "UID STORE" });
-    if (remove.length > 0) await this.run([raw("UID STORE"), raw(set), raw(`-FLAGS.SILENT (${remove.join(" ")})`)], { what: "UID STORE" });
+    const on = this.where(uids);
+    const removing = [raw("UID STORE"), raw(set), raw(`-FLAGS.SILENT (${remove.join(" ")})`)];
+    if (add.length > 0) await this.write([raw("UID STORE"), raw(set), raw(`+FLAGS.SILENT (${add.join(" ")})`)], "UID STORE", `${add.join(" ")} may have been added to ${on}, and nothing was removed`);
+    if (remove.length === 0) return;
+    if (add.length === 0) {
+      await this.write(removing, "UID STORE", `${remove.join(" ")} may have been removed from ${on}`);
+      return;
+    }
+    try {
+      await this.run(removing, { what: "UID STORE" });
+    } catch (error) {
+      if (!(error instanceof MailError)) throw error;
+      const added = `The mailbox was changed: ${add.join(" ")} ${add.length === 1 ? "was" : "were"} added to ${on}`;
+      const removed = error instanceof MailUnanswered ? "may or may not have been removed" : `${remove.length === 1 ? "was" : "were"} not removed`;
+      throw new MailPartly(error.message, `${added}; ${remove.join(" ")} ${removed}.`);
+    }
   }
 
   /** UID MOVE or UID COPY; the new UIDs from COPYUID (UIDPLUS) when the server sends them. */
   async transfer(mode: "move" | "copy", uids: readonly number[], destination: string): Promise<{ uidValidity: number; source: Range[]; destination: Range[] } | undefined> {
     if (mode === "move" && !this.has("MOVE")) throw new MailError("the IMAP server does not support MOVE, so nothing was moved");
-    const answer = await this.run([raw(mode === "move" ? "UID MOVE" : "UID COPY"), raw(toSequenceSet(uids)), str(encodeMailboxName(destination))], { what: mode === "move" ? "UID MOVE" : "UID COPY" });
+    const what = mode === "move" ? "UID MOVE" : "UID COPY";
+    let answer: Answer;
+    try {
+      answer = await this.write(
+        [raw(what), raw(toSequenceSet(uids)), str(encodeMailboxName(destination))],
+        what,
+        `${this.where(uids)} may have been ${mode === "move" ? "moved" : "copied"} into "${destination}"`,
+      );
+    } catch (error) {
+      // A UID MOVE answered NO may still have moved some of its messages: each is moved or untouched (RFC 6851 §3.3).
+      // A UID COPY answered NO leaves the destination as it was (RFC 3501 §6.4.7).
+      if (mode === "move" && error instanceof MailRefused)
+        throw new MailPartly(error.message, mayHave(`some of ${this.where(uids)} may have been moved into "${destination}" before the server refused`));
+      throw error;
+    }
     const codes = [
       answer.code,
       ...answer.untagged.map((l) =>
@@ -426,16 +503,58 @@ export class ImapClient {
     }
   }
 
-  /** Marks exactly these UIDs \Deleted and expunges exactly them (UID EXPUNGE: UIDPLUS), never another message. */
+  /**
+   * Marks exactly these UIDs \Deleted and expunges exactly them (UID EXPUNGE: UIDPLUS), never another message. When
+   * the expunge is refused, the mark this call set comes off again, from exactly the UIDs it set it on (one another
+   * client had marked keeps its mark), and the failure says what is left; when no answer came, it says what may be.
+   */
   async expunge(uids: readonly number[]): Promise<void> {
     if (!this.has("UIDPLUS")) throw new MailError("the IMAP server does not support UIDPLUS, so it cannot expunge only the named messages; nothing was deleted");
     const set = toSequenceSet(uids);
-    await this.run([raw("UID STORE"), raw(set), raw("+FLAGS.SILENT (\\Deleted)")], { what: "UID STORE" });
-    await this.run([raw("UID EXPUNGE"), raw(set)], { what: "UID EXPUNGE" });
+    const already = await this.flagged(uids, "\\Deleted");
+    const marking = uids.filter((uid) => !already.includes(uid));
+    if (marking.length > 0) {
+      await this.write(
+        [raw("UID STORE"), raw(toSequenceSet(marking)), raw("+FLAGS.SILENT (\\Deleted)")],
+        "UID STORE",
+        `${this.where(marking)} may now be marked \\Deleted, and another client's expunge would delete them`,
+      );
+    }
+    try {
+      await this.run([raw("UID EXPUNGE"), raw(set)], { what: "UID EXPUNGE" });
+    } catch (error) {
+      if (!(error instanceof MailError)) throw error;
+      if (!(error instanceof MailRefused)) {
+        throw new MailPartly(
+          error.message,
+          mayHave(
+            `${this.where(uids)} ${uids.length === 1 ? "was" : "were"} marked \\Deleted and may have been expunged; any still there keep the mark, and another client's expunge would delete them`,
+          ),
+        );
+      }
+      if (marking.length > 0) {
+        try {
+          await this.run([raw("UID STORE"), raw(toSequenceSet(marking)), raw("-FLAGS.SILENT (\\Deleted)")], { what: "UID STORE" });
+        } catch (undo) {
+          const still = undo instanceof MailRefused ? (marking.length === 1 ? "is still" : "are still") : "may still be";
+          const why = undo instanceof MailError ? undo.message : "the connection failed";
+          throw new MailPartly(
+            error.message,
+            `The mailbox was changed: ${this.where(marking)} ${still} marked \\Deleted (taking the mark off failed too: ${why}), and another client's expunge would delete them.`,
+          );
+        }
+      }
+      const undone = marking.length > 0 ? "; the \\Deleted mark set for it was taken off again" : "";
+      const left = await this.existing(uids).catch(() => undefined);
+      if (left === undefined) throw new MailPartly(`${error.message}${undone}`, mayHave(`whether the server expunged any of ${this.where(uids)} before it refused could not be checked`));
+      const gone = uids.filter((uid) => !left.includes(uid));
+      if (gone.length > 0) throw new MailPartly(`${error.message}${undone}`, `The mailbox was changed: ${this.where(gone)} ${gone.length === 1 ? "was" : "were"} expunged before the server refused.`);
+      throw new MailRefused(`${error.message}${undone}`);
+    }
   }
 
   async createMailbox(name: string): Promise<void> {
-    await this.run([raw("CREATE"), str(encodeMailboxName(name))], { what: "CREATE" });
+    await this.write([raw("CREATE"), str(encodeMailboxName(name))], "CREATE", `mailbox "${name}" may have been created`);
   }
 
   async deleteMailbox(name: string): Promise<void> {
@@ -443,7 +562,7 @@ export class ImapClient {
       await this.run([raw("UNSELECT")], { what: "UNSELECT" }).catch(() => this.run([raw("CLOSE")], { what: "CLOSE" }));
       this.selected = undefined;
     }
-    await this.run([raw("DELETE"), str(encodeMailboxName(name))], { what: "DELETE" });
+    await this.write([raw("DELETE"), str(encodeMailboxName(name))], "DELETE", `mailbox "${name}" and the messages in it may have been deleted`);
   }
 
   async renameMailbox(from: string, to: string): Promise<void> {
@@ -451,16 +570,19 @@ export class ImapClient {
       await this.run([raw("UNSELECT")], { what: "UNSELECT" }).catch(() => undefined);
       this.selected = undefined;
     }
-    await this.run([raw("RENAME"), str(encodeMailboxName(from)), str(encodeMailboxName(to))], { what: "RENAME" });
+    await this.write([raw("RENAME"), str(encodeMailboxName(from)), str(encodeMailboxName(to))], "RENAME", `mailbox "${from}" (and every mailbox under it) may have been renamed to "${to}"`);
   }
 
   /** APPEND with flags; the new UID from APPENDUID (UIDPLUS), if sent. */
   async append(name: string, message: Uint8Array, flags: readonly string[]): Promise<number | undefined> {
-    const answer = await this.run([raw("APPEND"), str(encodeMailboxName(name)), raw(`(${flags.join(" ")})`), { literal: message }], { what: "APPEND" });
+    const answer = await this.write([raw("APPEND"), str(encodeMailboxName(name)), raw(`(${flags.join(" ")})`), { literal: message }], "APPEND", `the message may have been saved in "${name}"`);
     const m = /^APPENDUID \d+ (\d+)$/.exec(answer.code ?? "");
     return m === null ? undefined : Number(m[1]);
   }
 }
+
+/** What a write that did not complete may have changed, as the answer says it. */
+const mayHave = (what: string) => `The mailbox may have been changed: ${what}.`;
 
 function decodeMailboxNameSafe(wire: string): string | undefined {
   try {

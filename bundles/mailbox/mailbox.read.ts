@@ -143,6 +143,18 @@ export async function getMessage(client: ImapClient, mailbox: string, uid: numbe
   });
 }
 
+/** A mailbox name as one path segment: percent-encoded, "/" and "." included, so no name reads as two segments, "." or "..". */
+const mailboxSegment = (mailbox: string) => encodeURIComponent(mailbox).replace(/\./g, "%2E");
+
+/**
+ * Where a saved attachment goes in the mount's bucket: the mount, the mailbox, its UIDVALIDITY, the UID and the
+ * attachment's index and file name. The mailbox is part of it because a UIDVALIDITY is unique only within its mailbox
+ * (RFC 3501 §2.3.1.1): two mailboxes may share one, and the same UIDs, and neither may overwrite the other's files.
+ */
+export function attachmentKey(mount: string, mailbox: string, uidValidity: number, uid: number, index: number, filename: string): string {
+  return `${mount}/${mailboxSegment(mailbox)}/${uidValidity}/${uid}/${index}-${filename.replace(/[\u0000-\u001f/\\]/g, "_")}`;
+}
+
 function base64(bytes: Uint8Array): string {
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -165,7 +177,7 @@ export async function getAttachments(client: ImapClient, mount: string, bucket: 
   if (bucket !== undefined) {
     const saved = [];
     for (const f of files) {
-      const key = `${mount}/${uidValidity}/${uid}/${f.index}-${f.filename.replace(/[\u0000-\u001f/\\]/g, "_")}`;
+      const key = attachmentKey(mount, mailbox, uidValidity, uid, f.index, f.filename);
       await bucket.put(key, f.data, { httpMetadata: { contentType: f.mimeType } });
       saved.push({ index: f.index, filename: f.filename, mime_type: f.mimeType, size: f.data.length, key });
     }
@@ -183,7 +195,7 @@ export async function getAttachments(client: ImapClient, mount: string, bucket: 
       },
       ...files.map((f) => ({
         type: "resource" as const,
-        resource: { uri: `imap-attachment://${encodeURIComponent(mount)}/${uidValidity}/${uid}/${f.index}`, mimeType: f.mimeType, blob: base64(f.data) },
+        resource: { uri: `imap-attachment://${encodeURIComponent(mount)}/${mailboxSegment(mailbox)}/${uidValidity}/${uid}/${f.index}`, mimeType: f.mimeType, blob: base64(f.data) },
       })),
     ],
   };

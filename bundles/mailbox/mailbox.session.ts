@@ -1,7 +1,8 @@
 // One tool call's IMAP connection: opened on first use from the mount's own account, reused by every command of
 // the call, and closed when the call ends; none is held across requests (docs/rules.md R-MAIL-8). A guarded call
-// asks `fresh()` for each look at its target, so no socket stays open while a person decides, and the look after
-// the answer is a new SELECT that sees a recreated mailbox's new UIDVALIDITY.
+// takes each look at its target through `look()`, on a connection of its own that is closed before the look returns,
+// so no socket is open, logged in, while a person decides; the look after the answer is a new SELECT that sees a
+// recreated mailbox's new UIDVALIDITY, and the write opens its own connection and looks once more before it acts.
 import { type Connector, ImapClient, MailError } from "./mailbox.client";
 import { accountFor } from "./mailbox.config";
 import { workerConnect } from "./mailbox.socket";
@@ -44,6 +45,15 @@ export class MailSession {
   async fresh(): Promise<ImapClient> {
     await this.close();
     return this.client();
+  }
+
+  /** One look at a target on a new connection, closed when the look ends, whatever it found (R-MAIL-8). */
+  async look<T>(work: (client: ImapClient) => Promise<T>): Promise<T> {
+    try {
+      return await work(await this.fresh());
+    } finally {
+      await this.close();
+    }
   }
 
   async close(): Promise<void> {

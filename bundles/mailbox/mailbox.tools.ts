@@ -6,6 +6,7 @@
 // through the kit's send gate. No tool takes a user, password or host: the mount's variables hold them (R-TOOL-2).
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { hasUnsafe } from "../../contract/text";
 import { callRefOf } from "../kit/confirm";
 import { fingerprint as digest, type FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
@@ -14,7 +15,7 @@ import { buildPrompt, PromptRefusal } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { actedOnTokenLine, tokenStep, twoCallTokenShape } from "../kit/token";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
-import { MailError } from "./mailbox.client";
+import { type ImapClient, MailError, MailPartly } from "./mailbox.client";
 import {
   deleteFingerprint,
   deleteMailboxFingerprint,
@@ -80,6 +81,8 @@ function notDone(reason: string): CallToolResult {
 /** The answer to a failure: the bundle's own words, or the kind of an error it did not expect (never upstream text). */
 function failed(error: unknown): CallToolResult {
   if (error instanceof GateRefusal) return { content: [{ type: "text", text: `Not done: ${error.message}.` }], isError: true };
+  // A write that went out and did not complete says what may have changed, never that nothing did.
+  if (error instanceof MailPartly) return { content: [{ type: "text", text: `Not done: ${error.message}. ${error.state}` }], isError: true };
   if (error instanceof MailError) return notDone(error.message);
   if (error instanceof RangeError) return notDone(error.message);
   return notDone(`the call failed (${error instanceof Error ? error.name : "error"})`);
@@ -97,11 +100,20 @@ async function through<T>(write: GatedWrite, mount: string, op: string, options:
       result = { value: await run() };
       return new Response(null, { status: 204 });
     } catch (error) {
-      failure = error;
+      // The client says what a write that went out may have changed; an error it did not expect may have come after one.
+      failure =
+        error instanceof MailError
+          ? error
+          : new MailPartly(`the IMAP ${op} did not complete (${error instanceof Error ? error.name : "error"})`, "The mailbox may have been changed: the write was under way.");
       return new Response(null, { status: 502 });
     }
   };
-  await write(`imap://${mount}/${op}`, { method: "POST" }, { ...options, words: MAIL_WORDS, fetch: door });
+  try {
+    await write(`imap://${mount}/${op}`, { method: "POST" }, { ...options, words: MAIL_WORDS, fetch: door });
+  } catch (error) {
+    // Only what the door did counts once it opened: a failure after it must not hide a write, or invent one.
+    if (result === undefined && failure === undefined) throw error;
+  }
   if (result === undefined) throw failure instanceof Error ? failure : new MailError(`the IMAP ${op} did not complete`);
   return result.value;
 }
@@ -168,17 +180,37 @@ function readTool<S extends z.ZodObject>(name: string, config: MailToolConfig<S>
 /** A mailbox that can hold messages: not a \Noselect or \NonExistent name in the hierarchy. */
 const selectable = (flags: readonly string[]) => !flags.some((f) => ["\\noselect", "\\nonexistent"].includes(f.toLowerCase()));
 
+/**
+ * The folders a person may pick as a move's destination (R-MAIL-12): those that can hold messages, never the source,
+ * and only names a person reads unambiguously: a name the server lists with a control, bidi, invisible or
+ * space-padding character (a shared folder "\u202Eevihcra" that shows as "archive") is left out, not cleaned.
+ */
+const offered = (boxes: readonly { name: string; flags: readonly string[] }[], source: string) =>
+  boxes.filter((b) => selectable(b.flags) && b.name !== source && !hasUnsafe(b.name)).map((b) => b.name);
+
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
-/** The messages a call names, in a mailbox opened for writing; every UID must be there, or nobody is asked. */
-async function messagesTarget(session: MailSession, mailbox: string, list: readonly number[]): Promise<MessagesTarget> {
-  const client = await session.fresh();
+/** The messages a call names, in a mailbox opened for writing on `client`; every UID must be there, or nobody is asked. */
+async function selectMessages(client: ImapClient, mount: string, mailbox: string, list: readonly number[]): Promise<MessagesTarget> {
   const sorted = canonicalUids(list);
   const box = await client.open(mailbox, false);
   const present = await client.existing(sorted);
   const missing = sorted.filter((u) => !present.includes(u));
   if (missing.length > 0) throw new MailError(`mailbox "${mailbox}" (UIDVALIDITY ${box.uidValidity}) holds no message with UID ${missing.join(", ")}`);
-  return { mount: session.mount, mailbox, uidValidity: box.uidValidity, uids: sorted, present };
+  return { mount, mailbox, uidValidity: box.uidValidity, uids: sorted, present };
+}
+
+/** A guarded look at the messages: on a connection of its own, closed before anyone is asked (R-MAIL-8). */
+const messagesTarget = (session: MailSession, mailbox: string, list: readonly number[]) => session.look((client) => selectMessages(client, session.mount, mailbox, list));
+
+/**
+ * The write's own look, on the connection it writes over: every guarded look closed its connection before anyone was
+ * asked (R-MAIL-8), so the act sees its target again, selected on this connection, and writes only if it is still
+ * the one approved. Undefined when it is; else why not, as the kit says it.
+ */
+async function changedSince<T>(approved: T, live: T, bind: (t: T) => FingerprintInput, describe: (t: T) => string): Promise<string | undefined> {
+  if ((await digest(bind(live))) === (await digest(bind(approved)))) return undefined;
+  return `the target changed after it was approved (approved: ${describe(approved)}; now: ${describe(live)}), so the approval does not cover it`;
 }
 
 // Every tool's definition, schema, guard and handler is built once per isolate, not per request: the SDK serves one
@@ -253,6 +285,8 @@ const deleteGuard = (session: MailSession): Guard<{ mailbox: string; uids: numbe
   act: async (t, write) => {
     try {
       const client = await session.client();
+      const changed = await changedSince(t, await selectMessages(client, session.mount, t.mailbox, t.uids), deleteFingerprint, describeMessages);
+      if (changed !== undefined) return notDone(changed);
       await through(write, session.mount, "expunge", { binds: deleteFingerprint(t), needsApproval: true }, () => client.expunge(t.uids));
       return { content: [{ type: "text", text: `Deleted ${plural(t.uids.length, "message")} from "${t.mailbox}" (UIDs ${t.uids.join(", ")}).` }] };
     } catch (error) {
@@ -282,7 +316,17 @@ const MOVE_MESSAGES = {
   ),
   annotations: MOVES,
 };
-const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" }, TransferTarget> => {
+type TransferArgs = { mailbox: string; uids: number[]; destination: string; mode?: "move" | "copy" };
+/** A move's or copy's target on `client`: the messages, and the destination, which must exist (a move never creates the folder it hands messages to). */
+async function selectTransfer(client: ImapClient, mount: string, a: TransferArgs): Promise<TransferTarget> {
+  if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
+  const target = await selectMessages(client, mount, a.mailbox, a.uids);
+  const dest = await client.status(a.destination).catch(() => {
+    throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
+  });
+  return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
+}
+const transferGuard = (session: MailSession): Guard<TransferArgs, TransferTarget> => {
   // The folders the person may pick instead of the model's destination (docs/rules.md R-MAIL-12), listed by the
   // call's first resolve, which runs before the form is built; the person's pick is resolved and bound like a model's.
   let folders: string[] | undefined;
@@ -290,23 +334,20 @@ const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: num
     rule: always,
     fallback: "token",
     editable: { destination: { mode: "pick", label: "Into mailbox", choices: () => folders } },
-    resolve: async (a) => {
-      if (a.destination === a.mailbox) throw new MailError("the destination is the mailbox the messages are in");
-      const target = await messagesTarget(session, a.mailbox, a.uids);
-      const client = await session.client();
-      // The destination must exist: a move never creates the folder it hands messages to.
-      const dest = await client.status(a.destination).catch(() => {
-        throw new MailError(`there is no mailbox "${a.destination}" to ${a.mode ?? "move"} into`);
-      });
-      folders ??= (await client.listMailboxes()).filter((b) => selectable(b.flags) && b.name !== a.mailbox).map((b) => b.name);
-      return { ...target, mode: a.mode ?? "move", destination: a.destination, destinationValidity: dest.uidValidity };
-    },
+    resolve: (a) =>
+      session.look(async (client) => {
+        const target = await selectTransfer(client, session.mount, a);
+        folders ??= offered(await client.listMailboxes(), a.mailbox);
+        return target;
+      }),
     fingerprint: transferFingerprint,
     prompt: transferPrompt,
     describe: describeTransfer,
     act: async (t, write) => {
       try {
         const client = await session.client();
+        const changed = await changedSince(t, await selectTransfer(client, session.mount, t), transferFingerprint, describeTransfer);
+        if (changed !== undefined) return notDone(changed);
         const moved = await through(write, session.mount, t.mode, { binds: transferFingerprint(t), needsApproval: true }, () => client.transfer(t.mode, t.uids, t.destination));
         const done = t.mode === "move" ? "Moved" : "Copied";
         const uidsNow =
@@ -321,13 +362,14 @@ const transferGuard = (session: MailSession): Guard<{ mailbox: string; uids: num
 
 // ---- manage_mailbox: create never, delete always, rename on the two-call token only ----
 type ManageArgs = { action: "create" | "delete" | "rename"; mailbox: string; new_name?: string; two_call_token?: string };
-const mailboxTarget = async (session: MailSession, name: string): Promise<MailboxTarget> => {
-  const client = await session.fresh();
+async function statusTarget(client: ImapClient, mount: string, name: string): Promise<MailboxTarget> {
   const status = await client.status(name).catch(() => {
     throw new MailError(`there is no mailbox "${name}"`);
   });
-  return { mount: session.mount, mailbox: name, uidValidity: status.uidValidity, messages: status.messages };
-};
+  return { mount, mailbox: name, uidValidity: status.uidValidity, messages: status.messages };
+}
+/** A guarded look at a mailbox: on a connection of its own, closed before anyone is asked (R-MAIL-8). */
+const mailboxTarget = (session: MailSession, name: string) => session.look((client) => statusTarget(client, session.mount, name));
 const createGuard = (session: MailSession): Guard<ManageArgs, { mailbox: string }> => ({
   rule: never,
   resolve: (a) => ({ mailbox: a.mailbox }),
@@ -354,6 +396,8 @@ const deleteMailboxGuard = (session: MailSession): Guard<ManageArgs, MailboxTarg
   act: async (t, write) => {
     try {
       const client = await session.client();
+      const changed = await changedSince(t, await statusTarget(client, session.mount, t.mailbox), deleteMailboxFingerprint, describeMailbox);
+      if (changed !== undefined) return notDone(changed);
       await through(write, session.mount, "delete-mailbox", { binds: deleteMailboxFingerprint(t), needsApproval: true }, () => client.deleteMailbox(t.mailbox));
       return { content: [{ type: "text", text: `Deleted mailbox "${t.mailbox}" and the ${plural(t.messages, "message")} in it.` }] };
     } catch (error) {
@@ -412,7 +456,8 @@ function setFlags(s: MailSession, a: z.infer<typeof SET_MESSAGE_FLAGS.inputSchem
   return runGuarded<{ mailbox: string; uids: number[] }, FlagsTarget>(
     {
       rule: never,
-      resolve: async (x) => ({ ...(await messagesTarget(s, x.mailbox, x.uids)), add, remove }),
+      // Never asks, so its look keeps its connection for the write that follows at once.
+      resolve: async (x) => ({ ...(await selectMessages(await s.client(), s.mount, x.mailbox, x.uids)), add, remove }),
       fingerprint: flagsFingerprint,
       prompt: () => ({ heading: "", consequence: "", values: [] }),
       act: async (t, write) => {

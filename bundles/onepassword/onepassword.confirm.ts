@@ -130,6 +130,8 @@ function ready(unasked: boolean): Ready {
 
 /** The call the person's edit makes: its target as resolved from the edited arguments, its fingerprint, what changed. */
 interface Edited<T> {
+  /** The edited arguments, which editedCall resolves again before it acts. */
+  args: unknown;
   target: T;
   fingerprint: string;
   changes: readonly Change[];
@@ -154,12 +156,13 @@ async function vetEdit<A, T>(
   if (read.changes.length === 0) return { vetted: { ok: true } };
   let target: T;
   try {
+    target = await tool.resolve(read.args, at.client);
+    buildOnePasswordPrompt(at.slug, tool.prompt(target));
+    // Read after the edited items, so a change landing between the two reads is seen (R-EDIT-4, as the kit's guard).
     const live = await tool.resolve(args, at.client);
     if ((await fingerprint(tool.fingerprint(live))) !== at.approvedFingerprint) {
       return { vetted: { ok: false, code: "target_changed", why: "what the card showed changed in 1Password after it was shown" } };
     }
-    target = await tool.resolve(read.args, at.client);
-    buildOnePasswordPrompt(at.slug, tool.prompt(target));
   } catch (error) {
     return { vetted: { ok: false, code: "edit_invalid", why: `the edited call breaks the tool's own rules: ${cleanLine(reasonOf(error, "it could not be prepared"), 400)}` } };
   }
@@ -171,7 +174,7 @@ async function vetEdit<A, T>(
     decision.proposed = at.approvedFingerprint;
     decision.edited = changedNames(read.changes);
   }
-  return { vetted: { ok: true }, edited: { target, fingerprint: editedFingerprint, changes: read.changes } };
+  return { vetted: { ok: true }, edited: { args: read.args, target, fingerprint: editedFingerprint, changes: read.changes } };
 }
 
 /** `plan`: the tool's edit plan (planEdits on its input schema); without one, an accept runs the call as proposed. */
@@ -234,7 +237,7 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
           edited = read.edited;
           return read.vetted;
         };
-  const decision = await askPerson({ message, ...(form === undefined ? {} : { requestedSchema: form.schema }), ...(vet === undefined ? {} : { vet }) });
+  const decision = await askPerson({ message, binds: approvedFingerprint, ...(form === undefined ? {} : { requestedSchema: form.schema }), ...(vet === undefined ? {} : { vet }) });
   switch (decision.kind) {
     case "refused":
       if (decision.edit === true) return text(`Not done: the person's answer was refused before anything ran: ${decision.reason}. ${tool.words.nothing}`, true);
@@ -247,7 +250,7 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
     case "approved":
       break;
   }
-  if (edited !== undefined) return editedCall(tool, edited, client);
+  if (edited !== undefined) return editedCall(tool, args, approvedFingerprint, edited, client);
 
   // The approval covers the items the person saw; what is acted on is the items as they stand now.
   let live: T;
@@ -268,17 +271,33 @@ export async function runConfirmed<A, T>(tool: ConfirmedTool<A, T>, args: A, cli
   return act(tool, live, client, true);
 }
 
-/** After a yes with edits: exactly the edited items, once; the gate binds their fingerprint, so the proposed ones cannot be written. */
-async function editedCall<A, T>(tool: ConfirmedTool<A, T>, edited: Edited<T>, client: OnePasswordClient): Promise<CallToolResult> {
+/**
+ * After a yes with edits: exactly the edited items, once; the gate binds their fingerprint, so the proposed ones cannot
+ * be written. As an unedited yes acts on the items as they stand, the edited items are read again and held to what
+ * they were when the answer was read, and the proposed ones to what the card showed.
+ */
+async function editedCall<A, T>(tool: ConfirmedTool<A, T>, args: A, approvedFingerprint: string, edited: Edited<T>, client: OnePasswordClient): Promise<CallToolResult> {
   const scope = currentScope();
   const call = scope.call;
   if (call === undefined) return refusal("this request is not a tool call");
+  let live: T;
+  let shown: T;
+  try {
+    live = await tool.resolve(edited.args as A, client);
+    shown = await tool.resolve(args, client);
+  } catch (error) {
+    return text(`Not done: ${reasonOf(error, "1Password could not be read")}. ${tool.words.nothing}`, true);
+  }
+  if ((await fingerprint(tool.fingerprint(live))) !== edited.fingerprint || (await fingerprint(tool.fingerprint(shown))) !== approvedFingerprint) {
+    audit("refused", { reason: "target_changed" }, scope);
+    return tool.notDone(edited.target, "the items changed after the person's answer was read, so the approval does not cover them");
+  }
   if (scope.signal.aborted) {
     audit("cancelled", { reason: "caller_left" }, scope);
     return tool.notDone(edited.target, `${NOT_DONE.cancel} (the call was dropped)`);
   }
   call.approval = { fingerprint: edited.fingerprint, approved: true };
-  const done = await act(tool, edited.target, client, true);
+  const done = await act(tool, live, client, true);
   // Whatever happened, the agent hears which call it was: the person's, field by field, no secret value (R-EDIT-5).
   return { ...done, content: [...(done.content ?? []), { type: "text", text: editsLine(edited.changes) }] };
 }

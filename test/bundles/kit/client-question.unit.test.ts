@@ -2,7 +2,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import echo from "../../../bundles/echo/echo.app";
 import { CLIENT_QUESTION_KEY } from "../../../bundles/kit/confirm";
+import type { FingerprintInput } from "../../../bundles/kit/fingerprint";
 import { GATEWAY_PROPS } from "../../../bundles/kit/gateway-only";
+import { always, type Guard, runGuarded } from "../../../bundles/kit/guard";
+import { callStateFor, runInScope } from "../../../bundles/kit/scope";
 import { MIN_SEAL_KEY_CHARS } from "../../../bundles/kit/seal";
 import { CHANNEL_META_KEY } from "../../../contract/channel";
 import type { ServerEntry } from "../../../worker/roster";
@@ -174,5 +177,62 @@ describe("the client question in the kit", () => {
       questionOf(await round(env, registry, "keyed", { inputResponses, requestState: q.state }));
     }
     expect(writes()).toBe(0);
+  });
+});
+
+describe("the client question binds the target, not only the card", () => {
+  // As the mailbox's delete: the card shows the mailbox and the UIDs; the approval binds the UIDVALIDITY too.
+  type Args = { mailbox: string; uids: number[] };
+  type Target = Args & { uidValidity: number };
+  const world = { uidValidity: 100 };
+  const bindsOf = (t: Target): FingerprintInput => ({ operation: "delete", target: { mailbox: t.mailbox, uids: { set: t.uids }, uid_validity: t.uidValidity } });
+  const guard: Guard<Args, Target> = {
+    rule: always,
+    resolve: (a) => ({ ...a, uidValidity: world.uidValidity }),
+    fingerprint: bindsOf,
+    prompt: (t) => ({
+      heading: `This will delete ${t.uids.length} message(s).`,
+      consequence: "They cannot be brought back.",
+      values: [
+        { label: "Mailbox", value: t.mailbox },
+        { label: "UIDs", value: t.uids.join(",") },
+      ],
+    }),
+    act: async (t, write) => {
+      const response = await write(`${recorder.base}/expunge`, { method: "POST", body: JSON.stringify(t) }, { binds: bindsOf(t), needsApproval: true });
+      await response.body?.cancel();
+      return { content: [{ type: "text", text: "deleted" }] };
+    },
+  };
+  let n = 0;
+  async function guarded(registry: ReturnType<typeof registryOf>, args: Args, retry: Record<string, unknown> = {}) {
+    const call = { scope: "dev-person", key: `g:${++n}`, nonce: `nonce-g${n}-0123456789abcdef` };
+    registry.calls.live(call.scope, call.key);
+    const state = callStateFor(1, { name: "delete_messages", arguments: args, ...retry, _meta: { [CHANNEL_META_KEY]: { slug: "mail", ask: "client", ttlMs: 10_000, call, caller: "dev-person" } } });
+    const scope = { mount: "mail", signal: new AbortController().signal, waitUntil: () => {}, env: { CALLS: registry.ns, STRAD_SEAL_KEY: KEY }, call: state };
+    const result = await runInScope(scope, () => runGuarded(guard, args));
+    return { result, question: state.question as { requestState: string } | undefined };
+  }
+
+  it("a retry whose target changed since the question (same card: the mailbox recreated) is asked again and acts on nothing; the new question's yes acts once", async () => {
+    const registry = registryOf();
+    const args = { mailbox: "INBOX", uids: [5, 6, 7] };
+    world.uidValidity = 100;
+    const first = await guarded(registry, args);
+    expect(first.question?.requestState).toBeTypeOf("string");
+    // INBOX recreated while the person read the card: UIDs 5, 6 and 7 are other messages now, and the card reads the same.
+    world.uidValidity = 200;
+    const retry = await guarded(registry, args, { requestState: first.question?.requestState, inputResponses: accept });
+    expect(writes()).toBe(0);
+    expect(retry.question?.requestState).toBeTypeOf("string");
+    expect(retry.question?.requestState).not.toBe(first.question?.requestState);
+    expect(lines().map((l) => [l.outcome, l.reason])).toEqual([
+      ["asked", "client_question"],
+      ["asked", "seal_other_target"],
+    ]);
+    // The answer to the question about the target as it is now acts, once, on that target.
+    const answered = await guarded(registry, args, { requestState: retry.question?.requestState, inputResponses: accept });
+    expect(text(answered.result as Record<string, unknown>)).toBe("deleted");
+    expect(recorder.requests.filter((r) => r.method === "POST").map((r) => (JSON.parse(r.body) as Target).uidValidity)).toEqual([200]);
   });
 });

@@ -305,6 +305,36 @@ describe("a guarded call a person edited", () => {
     ]);
   });
 
+  it("an edited call acts only on a target every read since the card agreed on: the world changing at any read from the answer to the act writes nothing", async () => {
+    // The world changes for good at the `at`-th read of the target (the card's is the first).
+    let reads = 0;
+    let at = 0;
+    const counted: Guard<Args, Target> = {
+      ...guard,
+      resolve: (args) => ({ ...args, seen: ++reads >= at ? 2 : 1 }),
+      act: async (t, write) => {
+        const response = await write(`${recorder.base}/send`, { method: "POST", body: JSON.stringify({ subject: t.subject, seen: t.seen }) }, { binds: fp(t), needsApproval: true });
+        await response.body?.cancel();
+        return { content: [{ type: "text", text: "sent" }] };
+      },
+    };
+    const wrote: number[] = [];
+    for (at = 2; at <= 12; at++) {
+      reads = 0;
+      recorder.requests.length = 0;
+      const { text, writes } = await run(ARGS, accept({ subject: "Q3 report" }), counted);
+      // What was written was read from the world the card showed, or nothing was.
+      for (const w of writes) expect(w, `the change at read ${at}`).toEqual({ subject: "Q3 report", seen: 1 });
+      if (writes.length === 0) expect(text, `the change at read ${at}`).toMatch(/the target changed after (the card was shown|the person's answer was read)/);
+      expect(writes.length).toBeLessThanOrEqual(1);
+      if (writes.length === 1) wrote.push(at);
+    }
+    // A change after the last read before the act is the act's own concern: from there on the write goes out, once.
+    const first = wrote[0] ?? 13;
+    expect(first).toBeLessThan(13);
+    expect(wrote).toEqual(Array.from({ length: 13 - first }, (_, i) => first + i));
+  });
+
   it("the gate binds the edited call: a write bound to the proposed one is refused, and nothing goes out", async () => {
     const stubborn: Guard<Args, Target> = {
       ...guard,

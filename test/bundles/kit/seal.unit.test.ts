@@ -7,7 +7,7 @@ import { MIN_SEAL_KEY_CHARS, openSeal, SEAL_TTL_MS, type SealPayload, type SealT
 const KEY = "k".repeat(MIN_SEAL_KEY_CHARS);
 const OTHER_KEY = "o".repeat(MIN_SEAL_KEY_CHARS);
 const NOW = 1_800_000_000_000;
-const TARGET: SealTarget = { caller: "dev-person", slug: "echo-client", tool: "demo_write", args: "a".repeat(64), question: "q".repeat(64) };
+const TARGET: SealTarget = { caller: "dev-person", slug: "echo-client", tool: "demo_write", args: "a".repeat(64), question: "q".repeat(64), binds: "b".repeat(64) };
 const PAYLOAD: SealPayload = { ...TARGET, exp: NOW + 60_000, nonce: sealNonce() };
 
 describe("the seal", () => {
@@ -62,7 +62,20 @@ describe("the seal", () => {
     expect(await openSeal(state, { current: KEY }, PAYLOAD.exp + 1)).toEqual({ ok: false, problem: "expired" });
   });
 
-  it.each(["caller", "slug", "tool", "args", "question"] as const)("opens onto another target when its %s differs", async (field) => {
+  it("does not open a seal made before it bound the target (its payload of seven members): the client is asked again", async () => {
+    const { binds: _binds, ...before } = PAYLOAD;
+    const body = btoa(JSON.stringify(before)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+    const signed = `v1.${body}`;
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(KEY), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(signed)));
+    const state = `${signed}.${btoa(String.fromCharCode(...mac))
+      .replaceAll("+", "-")
+      .replaceAll("/", "_")
+      .replace(/=+$/, "")}`;
+    expect(await openSeal(state, { current: KEY }, NOW)).toEqual({ ok: false, problem: "malformed" });
+  });
+
+  it.each(["caller", "slug", "tool", "args", "question", "binds"] as const)("opens onto another target when its %s differs", async (field) => {
     const state = await seal(PAYLOAD, { current: KEY });
     const opened = await openSeal(state, { current: KEY }, NOW);
     if (!opened.ok) throw new Error("did not open");

@@ -1,13 +1,16 @@
-// Covers move_messages' editable destination against a real Dovecot (test/servers/dovecot/): the question offers the folders the mailbox has as a pick-one list, a folder the person picked is where the messages go (bound, fingerprinted and named in the answer and audit line), and one not on the list is refused before anything moves.
+// Covers move_messages' editable destination against a real Dovecot (test/servers/dovecot/): the question offers the folders the mailbox has as a pick-one list, a folder the person picked is where the messages go (bound, fingerprinted and named in the answer and audit line), and one not on the list is refused before anything moves; against a scripted server (fake-imap.ts), a folder name a person cannot read unambiguously is never offered.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import type { AuditLine } from "../../../bundles/kit/audit";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
+import { useConnector } from "../../../bundles/mailbox/mailbox.session";
+import { encodeMailboxName } from "../../../bundles/mailbox/mailbox.utf7";
 // @ts-expect-error: plain ESM helper without types
 import { message } from "../../servers/dovecot/imap-admin.mjs";
 import { callBundle } from "../kit/helpers/bundle";
 import { HostileServer } from "../kit/helpers/hostile-server";
 import { CALL, fakeRegistry } from "../pads/helpers";
+import { FakeImap, fakeAccountEnv } from "./fake-imap";
 import { accountEnv, useTestDovecot } from "./helpers";
 
 let approvals: HostileServer;
@@ -133,5 +136,57 @@ describe("move_messages' destination, picked by the person", () => {
       ["asked", null],
       ["refused", "edit_not_offered"],
     ]);
+  });
+});
+
+describe("move_messages' pick list, from a server that lists names a person cannot read unambiguously", () => {
+  // Each would look like another folder, or hide what it is, on the card: a bidi override ("Archive" read backwards
+  // shows as "Archive"), a zero-width space, C0 and C1 controls, a line separator, an ideographic space.
+  const UNSAFE: [string, string][] = [
+    ["a bidi override", "\u202Eevihcra"],
+    ["a zero-width space", "Arc\u200Bhive"],
+    ["a C0 control", "Arch\u0007ive"],
+    ["a C1 control", "Arch\u0085ive"],
+    ["a line separator", "Archive\u2028Old"],
+    ["an ideographic space", "Archive\u3000"],
+  ];
+
+  async function moveOnFake(imap: FakeImap, url: string) {
+    const registry = fakeRegistry();
+    registry.live(CALL.scope, CALL.key);
+    const channel = { slug: "mailbox", url, ttlMs: 10_000, headers: {}, call: CALL, caller: "dev-session" };
+    const restore = useConnector(imap.connector());
+    try {
+      const args = { mailbox: "INBOX", uids: [1], destination: "Archive" };
+      return await callBundle(handler, { mount: "mailbox", name: "move_messages", args, channel, env: { ...fakeAccountEnv("mailbox"), STRAD_POLL_INTERVAL_MS: "20", CALLS: registry.ns } });
+    } finally {
+      restore();
+    }
+  }
+  const server = () => {
+    const imap = new FakeImap().add("INBOX", { count: 1 }).add("Archive").add(encodeMailboxName("Entwürfe"));
+    for (const [, name] of UNSAFE) imap.add(encodeMailboxName(name));
+    return imap;
+  };
+
+  it("offers only the names with no control, bidi, invisible or padding character", async () => {
+    const imap = server();
+    const r = accepting({});
+    const result = await moveOnFake(imap, r.url);
+    expect(result.isError, result.text).toBe(false);
+    const offered = r.created()?.requestedSchema.properties.destination?.enum as string[];
+    expect([...offered].sort()).toEqual(["Archive", "Entwürfe"]);
+    expect(imap.state("Archive")).toEqual({ 1: [] });
+  });
+
+  it.each(UNSAFE)("refuses a person's pick of a name with %s, which was not offered, before anything moves", async (_label, name) => {
+    const imap = server();
+    const r = accepting({ destination: name });
+    const result = await moveOnFake(imap, r.url);
+    expect(result.text).toBe(
+      'Not done: the person\'s answer was refused before anything ran: the answer sets "destination" to a value that is not one of the choices the card offered. Nothing was written.',
+    );
+    expect(imap.state("INBOX")).toEqual({ 1: [] });
+    expect(imap.state(encodeMailboxName(name))).toEqual({});
   });
 });

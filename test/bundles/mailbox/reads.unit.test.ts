@@ -1,15 +1,19 @@
 // Covers the mailbox's read tools against a real Dovecot (test/servers/dovecot/): get_attachments saves into a bound R2
-// bucket (what makes its readOnlyHint false) all or none, the message text cap (R-MAIL-9), search paged through the
+// bucket (what makes its readOnlyHint false) all or none, under a key naming the mailbox (against a scripted server too,
+// fake-imap.ts, for two mailboxes sharing a UIDVALIDITY), the message text cap (R-MAIL-9), search paged through the
 // tool with its offset, and reads that leave \Seen unset, peeking on a mailbox opened read-only (R-MAIL-5).
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
 import type { Connector } from "../../../bundles/mailbox/mailbox.client";
 import { MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS } from "../../../bundles/mailbox/mailbox.mime";
+import { attachmentKey } from "../../../bundles/mailbox/mailbox.read";
+import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 // @ts-expect-error: plain ESM helper without types
 import { message } from "../../servers/dovecot/imap-admin.mjs";
 import { callBundle } from "../kit/helpers/bundle";
 import { CALL, fakeRegistry } from "../pads/helpers";
+import { FakeImap, fakeAccountEnv } from "./fake-imap";
 import { accountEnv, nodeConnector, useTestDovecot } from "./helpers";
 
 /** Node's sockets, with every command the bundle sends kept as text (the wire is where EXAMINE and PEEK show). */
@@ -88,14 +92,57 @@ describe("get_attachments with an R2 bucket bound", () => {
     const result = await call("get_attachments", { mailbox: box, uid: 1 }, { MAILBOX__ATTACHMENTS_BUCKET: bucket });
     expect(result.isError, result.text).toBe(false);
     expect(bucket.puts.map((p) => [p.key, p.bytes.toString(), p.contentType])).toEqual([
-      [`mailbox/${uidValidity}/1/0-report.pdf`, "%PDF-1.4 strad test file\n", "application/pdf"],
-      [`mailbox/${uidValidity}/1/1-Übersicht 日本.txt`, "Zeile eins\nZeile zwei\n", "text/plain"],
+      [`mailbox/${box}/${uidValidity}/1/0-report.pdf`, "%PDF-1.4 strad test file\n", "application/pdf"],
+      [`mailbox/${box}/${uidValidity}/1/1-Übersicht 日本.txt`, "Zeile eins\nZeile zwei\n", "text/plain"],
     ]);
     const content = result.result.content as { type: string }[];
     expect(content.map((c) => c.type)).toEqual(["text"]);
     expect(JSON.parse(result.text).saved).toEqual([
-      { index: 0, filename: "report.pdf", mime_type: "application/pdf", size: 25, key: `mailbox/${uidValidity}/1/0-report.pdf` },
-      { index: 1, filename: "Übersicht 日本.txt", mime_type: "text/plain", size: 22, key: `mailbox/${uidValidity}/1/1-Übersicht 日本.txt` },
+      { index: 0, filename: "report.pdf", mime_type: "application/pdf", size: 25, key: `mailbox/${box}/${uidValidity}/1/0-report.pdf` },
+      { index: 1, filename: "Übersicht 日本.txt", mime_type: "text/plain", size: 22, key: `mailbox/${box}/${uidValidity}/1/1-Übersicht 日本.txt` },
+    ]);
+  });
+
+  it("keys the attachments of two mailboxes with the same UIDVALIDITY, UID, index and file name apart, by the mailbox's name", async () => {
+    // RFC 3501 makes a UIDVALIDITY unique only within its mailbox: a scripted server gives both mailboxes 7.
+    const imap = new FakeImap().add("INBOX", { count: 1, uidValidity: 7, raw: REPORT }).add("Archive", { count: 1, uidValidity: 7, raw: REPORT });
+    const bucket = recordingBucket();
+    const registry = fakeRegistry();
+    registry.live(CALL.scope, CALL.key);
+    const restore = useConnector(imap.connector());
+    try {
+      for (const box of ["INBOX", "Archive"]) {
+        const result = await callBundle(handler, {
+          mount: "mailbox",
+          name: "get_attachments",
+          args: { mailbox: box, uid: 1, indexes: [0] },
+          env: { ...fakeAccountEnv("mailbox"), CALLS: registry.ns, MAILBOX__ATTACHMENTS_BUCKET: bucket },
+        });
+        expect(result.isError, result.text).toBe(false);
+      }
+    } finally {
+      restore();
+    }
+    expect(bucket.puts.map((p) => p.key)).toEqual(["mailbox/INBOX/7/1/0-report.pdf", "mailbox/Archive/7/1/0-report.pdf"]);
+  });
+
+  it("puts the mailbox's name in the key as one path segment, percent-encoded: no two names give one key, and none reads as another segment, . or ..", () => {
+    const names = ["Archive", "Archive/2025", "Archive%2F2025", "Archive 2025", ".", "..", "a.b", "Entwürfe/Größe & Maß", "日本語"];
+    const keys = names.map((n) => attachmentKey("mailbox", n, 7, 1, 0, "report.pdf"));
+    expect(new Set(keys).size).toBe(names.length);
+    for (const key of keys) {
+      const segments = key.split("/");
+      expect(segments).toHaveLength(5);
+      expect(segments.every((part) => part !== "." && part !== ".." && part !== "")).toBe(true);
+    }
+    expect(keys.slice(0, 7)).toEqual([
+      "mailbox/Archive/7/1/0-report.pdf",
+      "mailbox/Archive%2F2025/7/1/0-report.pdf",
+      "mailbox/Archive%252F2025/7/1/0-report.pdf",
+      "mailbox/Archive%202025/7/1/0-report.pdf",
+      "mailbox/%2E/7/1/0-report.pdf",
+      "mailbox/%2E%2E/7/1/0-report.pdf",
+      "mailbox/a%2Eb/7/1/0-report.pdf",
     ]);
   });
 
