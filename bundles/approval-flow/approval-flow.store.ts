@@ -16,6 +16,8 @@ export interface NewFlow {
   /** The approval service's request id (the protocol's `com.pulsemcp/request-id`, or the one it named). */
   requestId: string;
   caller: string;
+  /** The slug the request was asked under (its card named it): only a call on that slug reads it. Null on a request kept before slugs were (R-FLOW-5). */
+  slug?: string | null;
   /** SHA-256 (hex) of the approval URL the request was made on: the approval session. */
   session: string;
   purpose: string;
@@ -73,6 +75,7 @@ type Row = {
   payload: string;
   fingerprint: string;
   card: string | null;
+  slug: string | null;
   created_at: number;
   expires_at: number;
   status: string;
@@ -91,6 +94,7 @@ function toRecord(r: Row): FlowRecord {
     payload: r.payload,
     fingerprint: r.fingerprint,
     card: r.card ?? null,
+    slug: r.slug ?? null,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     status: r.status as FlowStatus,
@@ -110,6 +114,8 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
     // A store made before the card's digest was kept gains the column; its earlier requests carry null (R-EDIT-6).
     const columns = this.ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(flows)").toArray();
     if (!columns.some((c) => c.name === "card")) this.ctx.storage.sql.exec("ALTER TABLE flows ADD COLUMN card TEXT");
+    // And the slug it was asked under; earlier requests carry null (R-FLOW-5).
+    if (!columns.some((c) => c.name === "slug")) this.ctx.storage.sql.exec("ALTER TABLE flows ADD COLUMN slug TEXT");
   }
 
   private row(id: string): FlowRecord | undefined {
@@ -125,8 +131,8 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
     const kept = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM flows").one().n;
     if (kept >= MAX_KEPT_PER_CALLER) return { ok: false, reason: "full" };
     this.ctx.storage.sql.exec(
-      `INSERT INTO flows (id, request_id, caller, session, purpose, payload, fingerprint, card, created_at, expires_at, status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+      `INSERT INTO flows (id, request_id, caller, session, purpose, payload, fingerprint, card, slug, created_at, expires_at, status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
       flow.id,
       flow.requestId,
       flow.caller,
@@ -135,6 +141,7 @@ export class ApprovalFlowStore extends DurableObject<Record<string, unknown>> im
       flow.payload,
       flow.fingerprint,
       flow.card ?? null,
+      flow.slug ?? null,
       flow.createdAt,
       flow.expiresAt,
     );

@@ -119,6 +119,8 @@ export function flowBinding(flow: Pick<NewFlow, "id" | "purpose" | "payload">): 
 interface Ready {
   scope: CallScope;
   call: CallState;
+  /** The slug the call came on: a request asked under another slug of the mount reads as unknown. */
+  slug: string;
   url: string;
   headers: Record<string, string>;
   caller: string;
@@ -149,14 +151,15 @@ function ready(): { ok: true; ready: Ready } | { ok: false; answer: CallToolResu
   if (ns === undefined || typeof ns.idFromName !== "function")
     return { ok: false, answer: text("Not done: this bundle has no store for approval requests (the FLOWS binding is missing). Nothing was read or written.") };
   const store = ns.get(ns.idFromName(`caller:${caller}`)) as FlowStoreApi;
-  return { ok: true, ready: { scope, call, url: channel.channel.url, headers: channel.channel.headers, caller, deadline: call.deadline, store } };
+  return { ok: true, ready: { scope, call, slug: channel.channel.slug, url: channel.channel.url, headers: channel.channel.headers, caller, deadline: call.deadline, store } };
 }
 
 /** The caller's own request on this call's approval session, or the answer that says why not. */
 async function ownRequest(r: Ready, elicitationId: string): Promise<{ ok: true; record: FlowRecord } | { ok: false; answer: CallToolResult }> {
   // Another caller's id is looked up in that caller's store only, so it reads exactly as an unknown one (R-FLOW-5).
   const record = ID.test(elicitationId) ? await r.store.get(elicitationId) : undefined;
-  if (record === undefined || record.caller !== r.caller) return { ok: false, answer: text(UNKNOWN_ID) };
+  // One asked under another slug of this mount (its card named that slug) reads the same way.
+  if (record === undefined || record.caller !== r.caller || (record.slug != null && record.slug !== r.slug)) return { ok: false, answer: text(UNKNOWN_ID) };
   if (record.session !== (await sessionTag(r.url))) return { ok: false, answer: refusal(OTHER_SESSION) };
   const trail = auditTrail(r.scope);
   if (trail !== undefined) {
@@ -351,6 +354,7 @@ async function requestApproval(args: { purpose: string; payload?: unknown; ttlSe
     id,
     requestId: proposed,
     caller: r.caller,
+    slug,
     session: await sessionTag(r.url),
     purpose: args.purpose,
     payload: payload.text,

@@ -160,10 +160,10 @@ describe("the flow against a stand-in approval service", () => {
     const flows = memoryFlows();
     const calls = fakeCalls();
     let key = 0;
-    const call = async (tool: string, args: Record<string, unknown>, over: { caller?: string; url?: string } = {}) => {
+    const call = async (tool: string, args: Record<string, unknown>, over: { caller?: string; url?: string; slug?: string } = {}) => {
       const ref = { scope: over.caller ?? "dev-session", key: `n:${++key}`, nonce: "test-nonce-0123456789" };
       calls.live(ref.scope, ref.key);
-      const channel = askChannel(over.url ?? url, { slug: "approval-flow", call: ref, caller: over.caller ?? "dev-session" });
+      const channel = askChannel(over.url ?? url, { slug: over.slug ?? "approval-flow", call: ref, caller: over.caller ?? "dev-session" });
       const answer = await callBundle(handler, { mount: "approval-flow", name: tool, args, channel, env: { FLOWS: flows.ns, CALLS: calls.ns, STRAD_POLL_INTERVAL_MS: "30", ...extraEnv } });
       return {
         ...answer,
@@ -255,6 +255,18 @@ describe("the flow against a stand-in approval service", () => {
       expect(elsewhere.text).toBe(`Refused: ${OTHER_SESSION}. Nothing was read or written.`);
     }
     // Nothing was decided for it meanwhile: the owner still applies it.
+    expect((await h.call("apply", { elicitationId: id })).json).toMatchObject({ status: "applied", payload: { a: 1 } });
+  });
+
+  it("a request asked under one slug of the mount reads as unknown under another slug of it, for the same caller over the same approval session", async () => {
+    const h = harness(() => ({ action: "accept", content: { confirm: true } }));
+    const id = (await h.call("request_approval", { purpose: "Deploy", payload: { a: 1 } })).json?.elicitationId as string;
+    expect(h.stored(id)?.slug).toBe("approval-flow");
+    for (const tool of ["await_approval", "check_status", "apply"]) {
+      const other = await h.call(tool, { elicitationId: id }, { slug: "approval-flow-brief" });
+      expect(other.text, tool).toBe(UNKNOWN_ID);
+    }
+    // Nothing was decided or spent for it meanwhile: under its own slug it is applied, once.
     expect((await h.call("apply", { elicitationId: id })).json).toMatchObject({ status: "applied", payload: { a: 1 } });
   });
 
