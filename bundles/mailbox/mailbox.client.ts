@@ -313,6 +313,14 @@ export class ImapClient {
    * kept to the names that truly sit under `name`.
    */
   async children(name: string, delimiter: string): Promise<{ name: string; messages: number }[]> {
+    const names = await this.childNames(name, delimiter);
+    const out: { name: string; messages: number }[] = [];
+    for (const child of names) out.push({ name: child.name, messages: child.selectable ? (await this.status(child.name)).messages : 0 });
+    return out;
+  }
+
+  /** The names under `name` (LIST "" "name<delimiter>*"), kept to those that truly sit under it, without their counts. */
+  async childNames(name: string, delimiter: string): Promise<{ name: string; selectable: boolean }[]> {
     const prefix = `${name}${delimiter}`;
     const answer = await this.run([raw('LIST ""'), str(`${encodeMailboxName(prefix)}*`)], { what: "LIST" });
     const names: { name: string; selectable: boolean }[] = [];
@@ -324,9 +332,7 @@ export class ImapClient {
       const flags = (listOf(line[2]) ?? []).map((t) => atomOf(t)?.toLowerCase());
       names.push({ name: decoded, selectable: !flags.includes("\\noselect") && !flags.includes("\\nonexistent") });
     }
-    const out: { name: string; messages: number }[] = [];
-    for (const child of names) out.push({ name: child.name, messages: child.selectable ? (await this.status(child.name)).messages : 0 });
-    return out;
+    return names;
   }
 
   /** Opens a mailbox (EXAMINE: read-only, or SELECT), unless it is open already in that mode; returns its UIDVALIDITY and size. */

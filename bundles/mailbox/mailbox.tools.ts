@@ -370,6 +370,22 @@ async function statusTarget(client: ImapClient, mount: string, name: string): Pr
 }
 /** A guarded look at a mailbox: on a connection of its own, closed before anyone is asked (R-MAIL-8). */
 const mailboxTarget = (session: MailSession, name: string) => session.look((client) => statusTarget(client, session.mount, name));
+
+/**
+ * A mailbox to delete: one with no mailboxes under it. The card counts its own messages only, and some servers delete
+ * what sits under a mailbox with it, so one with children is refused before anyone is asked, and again before the
+ * write should one appear meanwhile (R-MAIL-14).
+ */
+async function deleteTarget(client: ImapClient, mount: string, name: string): Promise<MailboxTarget> {
+  const target = await statusTarget(client, mount, name);
+  const delimiter = await client.delimiter();
+  const under = delimiter === undefined ? [] : await client.childNames(name, delimiter);
+  if (under.length > 0)
+    throw new MailError(
+      `mailbox "${name}" has ${under.length} mailbox${under.length === 1 ? "" : "es"} under it; delete or move those first: this tool deletes one mailbox and the messages in it, nothing else`,
+    );
+  return target;
+}
 const createGuard = (session: MailSession): Guard<ManageArgs, { mailbox: string }> => ({
   rule: never,
   resolve: (a) => ({ mailbox: a.mailbox }),
@@ -389,14 +405,14 @@ const createGuard = (session: MailSession): Guard<ManageArgs, { mailbox: string 
 const deleteMailboxGuard = (session: MailSession): Guard<ManageArgs, MailboxTarget> => ({
   rule: always,
   fallback: "token",
-  resolve: (a) => mailboxTarget(session, a.mailbox),
+  resolve: (a) => session.look((client) => deleteTarget(client, session.mount, a.mailbox)),
   fingerprint: deleteMailboxFingerprint,
   prompt: deleteMailboxPrompt,
   describe: describeMailbox,
   act: async (t, write) => {
     try {
       const client = await session.client();
-      const changed = await changedSince(t, await statusTarget(client, session.mount, t.mailbox), deleteMailboxFingerprint, describeMailbox);
+      const changed = await changedSince(t, await deleteTarget(client, session.mount, t.mailbox), deleteMailboxFingerprint, describeMailbox);
       if (changed !== undefined) return notDone(changed);
       await through(write, session.mount, "delete-mailbox", { binds: deleteMailboxFingerprint(t), needsApproval: true }, () => client.deleteMailbox(t.mailbox));
       return { content: [{ type: "text", text: `Deleted mailbox "${t.mailbox}" and the ${plural(t.messages, "message")} in it.` }] };

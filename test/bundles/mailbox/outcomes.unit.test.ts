@@ -205,3 +205,19 @@ describe("save_draft and manage_mailbox when the write is never answered", () =>
     expect([imap.state("Archive"), imap.state("Archive 2025")]).toEqual([undefined, { 1: [] }]);
   });
 });
+
+describe("manage_mailbox delete of a mailbox with mailboxes under it", () => {
+  it("is refused before anyone is asked or anything is deleted, naming how many sit under it; one without any is deleted", async () => {
+    const imap = world().add("Archive/2024", { count: 2 }).add("Archive/2025");
+    const r = await call(imap, "manage_mailbox", { action: "delete", mailbox: "Archive" }, { channel: WAIVED });
+    expect(r.first).toBe('Not done: mailbox "Archive" has 2 mailboxes under it; delete or move those first: this tool deletes one mailbox and the messages in it, nothing else. Nothing was changed.');
+    expect(commands(imap).some((c) => /^s\d+ DELETE/.test(c))).toBe(false);
+    expect(imap.state("Archive")).toBeDefined();
+    // A sibling whose name only starts the same is not under it.
+    const sibling = world().add("Archived");
+    const done = await call(sibling, "manage_mailbox", { action: "delete", mailbox: "Archive" }, { channel: WAIVED });
+    expect(done.first).toBe('Deleted mailbox "Archive" and the 1 message in it.');
+    expect(sibling.state("Archive")).toBeUndefined();
+    expect(sibling.state("Archived")).toBeDefined();
+  });
+});
