@@ -368,8 +368,6 @@ async function statusTarget(client: ImapClient, mount: string, name: string): Pr
   });
   return { mount, mailbox: name, uidValidity: status.uidValidity, messages: status.messages };
 }
-/** A guarded look at a mailbox: on a connection of its own, closed before anyone is asked (R-MAIL-8). */
-const mailboxTarget = (session: MailSession, name: string) => session.look((client) => statusTarget(client, session.mount, name));
 
 /**
  * A mailbox to delete: one with no mailboxes under it. The card counts its own messages only, and some servers delete
