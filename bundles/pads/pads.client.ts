@@ -245,7 +245,7 @@ export class PadSession {
 
   /** Whether an edit built against the pad as this session holds it now takes out enough to need a yes (R-PAD-13). */
   verdictFor(op: OpSeq): LossVerdict {
-    return lossVerdict({ loss: op.deletedLen, before: this.chars.length, after: op.targetLen }, this.water.mark);
+    return lossVerdict({ loss: op.deletedLen, before: this.chars.length, after: op.targetLen }, this.water);
   }
 
   /**

@@ -298,6 +298,27 @@ describe("what an edit loses, whichever tool makes it (R-PAD-13)", () => {
     expect(padText(rustpad.fake(), pad)).toBe("E".repeat(500));
   });
 
+  it("one-occurrence overwrites, the length never dropping, replace at most half of a pad unasked: the one past half asks", async () => {
+    const pad = freshPad();
+    const runs = ["A", "B", "C", "D", "E"].map((c) => c.repeat(200));
+    await seedPad(rustpad.fake(), pad, runs.join(""));
+    const none = unused();
+    for (const run of runs.slice(0, 2)) {
+      expect((await call("replace_in_document", { pad_id: pad, search: run, replace: "x".repeat(200) }, ask(none.url))).text).toBe(
+        `Replaced 1 occurrence in pad "${pad}"; it now holds 1000 characters.`,
+      );
+    }
+    // 100 more is exactly half of the 1,000 the pad held: still unasked.
+    expect((await call("replace_in_document", { pad_id: pad, search: "C".repeat(100), replace: "y".repeat(100) }, ask(none.url))).text).toBe(
+      `Replaced 1 occurrence in pad "${pad}"; it now holds 1000 characters.`,
+    );
+    expect(none.prompts()).toEqual([]);
+    const asked = approval(DECLINE);
+    expect((await call("replace_in_document", { pad_id: pad, search: "C", replace: "z" }, ask(asked.url))).text).toMatch(/^Not done: the person declined/);
+    expect(asked.prompts()[0]).toContain("Asked because with the edits since the pad's last large edit it would have removed 501 characters, more than 50% of the 1000 the pad held.");
+    expect(padText(rustpad.fake(), pad)).toBe(`${"x".repeat(400)}${"y".repeat(100)}${"C".repeat(100)}${runs[3]}${runs[4]}`);
+  });
+
   it("measures from what the pad held after the last edit a person approved that removed more than 200 characters", async () => {
     const pad = freshPad();
     await seedPad(rustpad.fake(), pad, `${"A".repeat(300)}${"E".repeat(300)}`);
