@@ -82,7 +82,13 @@ export interface WatchHandlers {
 
 /** Registers the call and follows what its record says until stop() or the record's last word. */
 export async function watchCall(ns: CallRegistryNamespace, ref: CallRef, deadline: number, on: WatchHandlers, timeoutMs: number): Promise<WatchResult> {
-  const response = await stubFor(ns, ref.scope).fetch(`https://calls${WATCH_PATH}`, { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline } satisfies WatchRequest) });
+  let response: Response;
+  try {
+    response = await stubFor(ns, ref.scope).fetch(`https://calls${WATCH_PATH}`, { method: "POST", body: JSON.stringify({ key: ref.key, nonce: ref.nonce, deadline } satisfies WatchRequest) });
+  } catch {
+    // The object could not be reached (its own words are the runtime's, never the caller's to read): not registered.
+    return { ok: false, inFlight: false };
+  }
   if (response.status === 409) return { ok: false, inFlight: true };
   if (response.status === 429) {
     response.body?.cancel().catch(() => {});

@@ -53,6 +53,12 @@ export interface GatewayRequest {
 }
 
 const LIST_PAGE_LIMIT = 20;
+/**
+ * The most a tools/list reads of its mounts' answers, all pages of all mounts together (each mount a share of it): a
+ * listing is held whole and answered in one frame, so 20 pages of 16 MiB from each mount would run an isolate out of
+ * memory (docs/rules.md R-BODY-2). Real lists are a few KiB a mount.
+ */
+export const MAX_LISTING_BYTES = 8 * 1024 * 1024;
 /** The reason every finished call's upstream request is aborted with (it is immutable, so one serves all). */
 const CALL_ENDED = Object.freeze(new AbortReason(Object.freeze({ code: "UPSTREAM_ABORTED", reason: "the call has ended" })));
 
@@ -152,12 +158,14 @@ function listingDeadline(request: AbortSignal, ms: number): { signal: AbortSigna
 
 export async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise<{ tools: Record<string, unknown>[] }> {
   const { servers, prefixed } = gw.selection;
+  const share = Math.floor(MAX_LISTING_BYTES / Math.max(1, servers.length));
   const lists = await Promise.allSettled(
     servers.map(async (server) => {
       const { signal, done } = listingDeadline(ctx.mcpReq.signal, server.timeoutMs);
       try {
         const tools: Record<string, unknown>[] = [];
         let cursor: string | undefined;
+        let left = share;
         for (let page = 0; page < LIST_PAGE_LIMIT; page++) {
           const answer = await callUpstream({
             server,
@@ -166,12 +174,21 @@ export async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise
             meta: {},
             headers: serverHeaders(gw, server),
             signal,
+            maxBytes: left,
             fetcher: fetcherFor(gw, server),
           });
-          if (!answer.ok) throw new RpcError(errorCode(answer.error), describeUpstreamError(server.slug, answer.error));
-          const listed = Array.isArray(answer.result.tools) ? (answer.result.tools as Record<string, unknown>[]) : [];
+          if (!answer.ok) {
+            const past = answer.error.code === "UPSTREAM_PROTOCOL" && answer.error.why === "the answer is too large";
+            throw new RpcError(
+              errorCode(answer.error),
+              past ? `server "${server.slug}" lists more than the ${share} bytes of tools a listing reads of it` : describeUpstreamError(server.slug, answer.error),
+            );
+          }
+          left -= answer.bytes ?? 0;
+          const listed: unknown[] = Array.isArray(answer.result.tools) ? answer.result.tools : [];
           for (const tool of listed) {
-            if (typeof tool.name === "string" && toolAllowed(server, tool.name)) tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
+            // An entry that is not a tool is passed over: it never hides the mount's other tools.
+            if (isPlainObject(tool) && typeof tool.name === "string" && toolAllowed(server, tool.name)) tools.push({ ...tool, name: exposedName(server, tool.name, prefixed) });
           }
           cursor = typeof answer.result.nextCursor === "string" ? answer.result.nextCursor : undefined;
           if (cursor === undefined) break;

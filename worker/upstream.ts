@@ -2,7 +2,7 @@
 // speaks 2026-07-28 to the upstream so that one POST is one call, and reads a JSON or SSE answer.
 // Failures name the slug and the HTTP status, never a byte of the upstream's body.
 import { createParser } from "eventsource-parser";
-import { readCappedText } from "../contract/body";
+import { readCountedText } from "../contract/body";
 import { cleanLine } from "../contract/text";
 import { checkInputRequired } from "../contract/tool-call";
 import { NO_CAPABILITIES } from "./relay";
@@ -24,7 +24,7 @@ export type UpstreamError =
  * `drained`: the upstream's answer was read to its end, so nothing of the exchange is left open. Absent when
  * the answer was cut short (an event stream is cancelled once the answer arrives) or never came.
  */
-export type UpstreamResult = ({ ok: true; result: Record<string, unknown> } | { ok: false; error: UpstreamError }) & { drained?: true };
+export type UpstreamResult = ({ ok: true; result: Record<string, unknown>; bytes?: number } | { ok: false; error: UpstreamError }) & { drained?: true };
 
 export interface UpstreamRequest {
   server: ServerEntry;
@@ -37,6 +37,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** Aborting it aborts the fetch itself, so a bundle's request.signal fires. */
   signal: AbortSignal;
+  /** The most of the answer read (MAX_UPSTREAM_BODY when absent); past it the answer is refused, not held. */
+  maxBytes?: number;
   onProgress?: (params: Record<string, unknown>) => void;
   fetcher: (url: string, init: RequestInit) => Promise<Response>;
 }
@@ -100,9 +102,10 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
   try {
     if (type === "application/json") {
       // A bundle's answer crosses a service binding, where nothing holds it to the length it declares.
-      const text = await readCappedText(response, MAX_UPSTREAM_BODY, false, server.kind === "bundle" ? "claimed" : "framed");
+      const text = await readCountedText(response, req.maxBytes ?? MAX_UPSTREAM_BODY, false, server.kind === "bundle" ? "claimed" : "framed");
       if (!text.ok) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: text.tooLarge ? "the answer is too large" : "the answer could not be read" }) };
-      return { ...answerOf(JSON.parse(text.value), id), drained: true };
+      const answer = answerOf(JSON.parse(text.value), id);
+      return answer.ok ? { ...answer, drained: true, bytes: text.bytes } : { ...answer, drained: true };
     }
     if (type === "text/event-stream") return await readEventStream(response, id, req);
     await response.body?.cancel().catch(() => {});
@@ -170,9 +173,9 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
       const { done, value } = await reader.read();
       if (done) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: "the event stream ended without an answer" }) };
       total += value.byteLength;
-      if (total > MAX_UPSTREAM_BODY) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is too large" } };
+      if (total > (req.maxBytes ?? MAX_UPSTREAM_BODY)) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is too large" } };
       parser.feed(decoder.decode(value, { stream: true }));
-      if (answer !== undefined) return answer;
+      if (answer !== undefined) return answer.ok ? { ...answer, bytes: total } : answer;
     }
   } finally {
     reader.cancel().catch(() => {});

@@ -6,7 +6,7 @@ import echo from "../../bundles/echo/echo.app";
 import { RpcCode } from "../../contract/rpc";
 import { isMcpUrl } from "../../worker/app";
 import { createGateway } from "../../worker/gateway";
-import type { GatewayEnv } from "../../worker/mcp";
+import { type GatewayEnv, MAX_LISTING_BYTES } from "../../worker/mcp";
 import { binding, executionContext, untilAborted } from "./helpers/gateway";
 
 const TOKEN = "alice-token-0123456789abcdef";
@@ -18,6 +18,8 @@ servers:
   - { slug: broken, kind: bundle, bundle: BROKEN, path: /broken, entitlements: [user] }
   - { slug: keyed, kind: bundle, bundle: ECHO, path: /echo, entitlements: [user], headers: { X-Key: "\${KEYED_KEY}" } }
   - { slug: guarded, kind: bundle, bundle: ECHO, path: /echo-confirmed, entitlements: [user], confirmations: true, confirmationHeaders: { CF-Access-Client-Id: "\${GUARD_ID}" } }
+  - { slug: paged, kind: bundle, bundle: PAGED, path: /paged, entitlements: [user] }
+  - { slug: odd, kind: bundle, bundle: ODD, path: /odd, entitlements: [user] }
 gateway:
   elicitation:
     allowedUrlPrefixes: [ "http://127.0.0.1:9/s/" ]
@@ -30,6 +32,16 @@ const ECHO = binding((request) => Promise.resolve((echo.fetch as NonNullable<typ
 const SLOW = binding((request) => untilAborted(request.signal));
 /** A mount that fails with a body that must never reach a caller. */
 const BROKEN = binding(async () => new Response("broken-secret-body", { status: 502 }));
+/** A mount whose tools/list never ends: a page of about 1 MiB of tools after another, each naming a next one; what it sent, counted. */
+const paged = { sent: 0 };
+const PAGED = binding(async () => {
+  const tools = Array.from({ length: 64 }, (_, i) => ({ name: `t${i}`, description: "d".repeat(16 * 1024), inputSchema: { type: "object" } }));
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { tools, nextCursor: "more" } });
+  paged.sent += body.length;
+  return new Response(body, { headers: { "content-type": "application/json" } });
+});
+/** A mount whose list holds entries that are not tools beside one that is. */
+const ODD = binding(async () => Response.json({ jsonrpc: "2.0", id: 1, result: { tools: [null, 5, "x", [], { name: 7 }, { name: "fine", inputSchema: { type: "object" } }] } }));
 /** The call registry must not be touched by anything here. */
 const CALLS = new Proxy(
   {},
@@ -41,7 +53,7 @@ const CALLS = new Proxy(
 );
 
 function env(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { TOKEN_ALICE: TOKEN, KEYED_KEY: "keyed-value-0123", ECHO, SLOW, BROKEN, CALLS, ...extra };
+  return { TOKEN_ALICE: TOKEN, KEYED_KEY: "keyed-value-0123", ECHO, SLOW, BROKEN, PAGED, ODD, CALLS, ...extra };
 }
 
 const MODERN_META = {
@@ -169,6 +181,27 @@ describe("the gateway app", () => {
     expect(names).toContain("echo__echo");
     expect(names.some((n) => n.startsWith("slow__"))).toBe(false);
     expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", slugs: ["echo", "slow"], outcome: "partial" });
+  });
+
+  it("reads at most its share of MAX_LISTING_BYTES of a mount whose pages never end, and lists the others beside it", async () => {
+    const gateway = createGateway(ROSTER);
+    paged.sent = 0;
+    const alone = await messageOf(await serve(gateway, modern("paged", "tools/list", {}), env()));
+    expect(JSON.stringify(alone.error)).toContain(`server \\"paged\\" lists more than the ${MAX_LISTING_BYTES} bytes of tools a listing reads of it`);
+    // One page past the share is read, and nothing after it.
+    expect(paged.sent).toBeLessThanOrEqual(MAX_LISTING_BYTES + 1.1 * 1024 * 1024);
+    expect(paged.sent).toBeGreaterThan(MAX_LISTING_BYTES);
+    paged.sent = 0;
+    const beside = await messageOf(await serve(gateway, modern("echo,paged", "tools/list", {}), env()));
+    expect((beside.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain("echo__echo");
+    expect(paged.sent).toBeLessThanOrEqual(MAX_LISTING_BYTES / 2 + 1.1 * 1024 * 1024);
+    expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", outcome: "partial" });
+  });
+
+  it("passes over list entries that are not tools, and lists the tool beside them", async () => {
+    const gateway = createGateway(ROSTER);
+    const message = await messageOf(await serve(gateway, modern("odd", "tools/list", {}), env()));
+    expect((message.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(["fine"]);
   });
 
   it("says why when every selected mount fails to list, naming the slug and status and nothing of the body", async () => {

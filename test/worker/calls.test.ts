@@ -106,4 +106,15 @@ describe("watchCall", () => {
     expect((await watched([], 500)).result).toEqual({ ok: false, inFlight: false });
     expect((await watched(["something else"])).result).toEqual({ ok: false, inFlight: false });
   });
+
+  it("reports an object that cannot be reached as a failure, never its error: the gateway words the caller's answer", async () => {
+    const ns = {
+      idFromName: (name: string) => name,
+      get: () => ({
+        fetch: () => Promise.reject(new Error("Durable Object storage operation exceeded timeout; internal detail xyz")),
+      }),
+    } as unknown as CallRegistryNamespace;
+    const ref = { scope: "alice", key: "k:1", nonce: "n-0123456789abcdef" };
+    await expect(watchCall(ns, ref, Date.now() + 5_000, { abort: () => {} }, 5_000)).resolves.toEqual({ ok: false, inFlight: false });
+  });
 });

@@ -74,36 +74,41 @@ describe("callUpstream", () => {
   });
 
   it("hands back the result without the hop's fields, keeping the upstream's other _meta, and says the answer was read to its end", async () => {
-    const { result } = await call(() =>
-      Response.json({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hi" }], resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 } } }),
-    );
-    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }], _meta: { "vendor/x": 1 } }, drained: true });
+    const answer = { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hi" }], resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 } } };
+    const { result } = await call(() => Response.json(answer));
+    // `bytes`: what was read of the answer, which a listing counts against its cap.
+    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }], _meta: { "vendor/x": 1 } }, drained: true, bytes: JSON.stringify(answer).length });
   });
 
   it("issue 28: keeps a question's resultType, its requests and its state, rebuilt of those members alone and without the hop's _meta", async () => {
     const ask = { method: "elicitation/create", params: { mode: "form", message: "Proceed?", requestedSchema: { type: "object", properties: {} } } };
-    const { result } = await call(() =>
-      Response.json({
-        jsonrpc: "2.0",
-        id: 1,
-        result: {
-          _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 },
-          requestState: "s-1",
-          content: [{ type: "text", text: "dropped" }],
-          inputRequests: { q: ask },
-          resultType: "input_required",
-          extra: 1,
-        },
-      }),
-    );
-    expect(result).toEqual({ ok: true, result: { resultType: "input_required", inputRequests: { q: ask }, requestState: "s-1", _meta: { "vendor/x": 1 } }, drained: true });
+    const answer = {
+      jsonrpc: "2.0",
+      id: 1,
+      result: {
+        _meta: { "io.modelcontextprotocol/serverInfo": {}, "vendor/x": 1 },
+        requestState: "s-1",
+        content: [{ type: "text", text: "dropped" }],
+        inputRequests: { q: ask },
+        resultType: "input_required",
+        extra: 1,
+      },
+    };
+    const { result } = await call(() => Response.json(answer));
+    expect(result).toEqual({
+      ok: true,
+      result: { resultType: "input_required", inputRequests: { q: ask }, requestState: "s-1", _meta: { "vendor/x": 1 } },
+      drained: true,
+      bytes: JSON.stringify(answer).length,
+    });
     // In the inputRequired() builder's order, _meta last.
     if (!result.ok) throw new Error("expected a result");
     expect(Object.keys(result.result)).toEqual(["resultType", "inputRequests", "requestState", "_meta"]);
     // A state alone is a question too (a load-shedding retry), and so are requests alone; the hop's _meta alone goes.
     for (const only of [{ requestState: "" }, { inputRequests: { q: ask } }, { inputRequests: { a: { method: "roots/list" }, b: { method: "sampling/createMessage", params: {} } } }]) {
-      const { result: r } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: { resultType: "input_required", ...only, _meta: { "io.modelcontextprotocol/serverInfo": {} } } }));
-      expect(r, JSON.stringify(only)).toEqual({ ok: true, result: { resultType: "input_required", ...only }, drained: true });
+      const sent = { jsonrpc: "2.0", id: 1, result: { resultType: "input_required", ...only, _meta: { "io.modelcontextprotocol/serverInfo": {} } } };
+      const { result: r } = await call(() => Response.json(sent));
+      expect(r, JSON.stringify(only)).toEqual({ ok: true, result: { resultType: "input_required", ...only }, drained: true, bytes: JSON.stringify(sent).length });
     }
   });
 
@@ -194,7 +199,7 @@ describe("callUpstream", () => {
 
     const honest = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}';
     const fits = await call(() => new Response(honest, { headers: { "content-type": "application/json", "content-length": String(honest.length) } }));
-    expect(fits.result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }] }, drained: true });
+    expect(fits.result).toEqual({ ok: true, result: { content: [{ type: "text", text: "hi" }] }, drained: true, bytes: new TextEncoder().encode(honest).length });
   });
 
   it("reads an event stream cut at every character, CRLF or LF, relaying progress and passing over other requests' answers", async () => {
@@ -216,7 +221,7 @@ describe("callUpstream", () => {
     expect(progress).toEqual([{ progressToken: "strad-1", progress: 1 }]);
     // An event stream is cancelled once the answer is in, not read to its end: the caller of callUpstream
     // still has to end the exchange.
-    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "done ✓ 東京" }] } });
+    expect(result).toEqual({ ok: true, result: { content: [{ type: "text", text: "done ✓ 東京" }] }, bytes: bytes.length });
   });
 
   it("says the event stream ended without an answer, after relaying the progress it did carry", async () => {
@@ -242,7 +247,7 @@ describe("callUpstream", () => {
     });
     const relayed: unknown[] = [];
     const { result } = await call(() => new Response(stream, { headers: { "content-type": "text/event-stream" } }), { onProgress: (p) => relayed.push(p) });
-    expect(result).toEqual({ ok: true, result: { content: [] } });
+    expect(result).toEqual({ ok: true, result: { content: [] }, bytes: new TextEncoder().encode(answer).length });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(cancelled).toBe(true);
     expect(relayed).toEqual([]);
