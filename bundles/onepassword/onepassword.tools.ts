@@ -183,7 +183,9 @@ export function revealPrompt(target: RevealTarget): OnePasswordPromptSpec {
       const shown = names[i] ?? [];
       return [
         { label: "Item", value: `${e.vault.name} / ${e.item.title} (${e.item.id})` },
-        { label: "Reveals", value: shown.length === 0 ? "nothing (no sensitive value)" : shown.join(", ") },
+        // Counted first: a label is written in the vault, so one reading "nothing (no sensitive value)", or holding ", ",
+        // could otherwise pass for no value or for two (R-PROMPT-13).
+        { label: "Reveals", value: shown.length === 0 ? "nothing (no sensitive value)" : `${shown.length} ${shown.length === 1 ? "value" : "values"}: ${shown.join(", ")}` },
       ];
     }),
   };

@@ -128,9 +128,9 @@ describe.each(clients)("a %s caller's onepassword_get_item", (_label, connectFn)
     expect(lines.slice(-5)).toEqual([
       "Values below were read from 1Password just now, not supplied by the caller:",
       `  Item: Engineering / GitHub (${IDS.github})`,
-      "  Reveals: password, notesPlain",
+      "  Reveals: 2 values: password, notesPlain",
       `  Item: Finance / Corporate card (${IDS.card})`,
-      "  Reveals: cardholder name, number, verification number, expiry date, PIN",
+      "  Reveals: 5 values: cardholder name, number, verification number, expiry date, PIN",
     ]);
     // Under the caller's heading, only the ids the caller asked for.
     const caller = lines.slice(

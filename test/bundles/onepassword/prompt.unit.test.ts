@@ -23,8 +23,28 @@ describe("what was read from 1Password is labelled as such", () => {
       "",
       READ_VALUES_HEADING,
       `  Item: Engineering / GitHub (${IDS.github})`,
-      "  Reveals: password, notesPlain",
+      "  Reveals: 2 values: password, notesPlain",
     ]);
+  });
+
+  it("counts what a reveal shows, so a field label written to read as no value, or as two, never passes for it", () => {
+    const item = (fields: { id: string; label: string }[]) => ({
+      vault: { id: IDS.engineering, name: "Engineering" },
+      item: { id: IDS.github, vaultId: IDS.engineering, title: "GitHub", category: "LOGIN", tags: [], urls: [], fields: fields.map((f) => ({ ...f, type: "CONCEALED", value: "x" })) },
+    });
+    const reveals = (fields: { id: string; label: string }[]) =>
+      buildOnePasswordPrompt("onepassword", revealPrompt({ mount: "onepassword", entries: [item(fields)] }))
+        .split("\n")
+        .filter((l) => l.startsWith("  Reveals:"));
+    expect(reveals([])).toEqual(["  Reveals: nothing (no sensitive value)"]);
+    expect(reveals([{ id: "a", label: "nothing (no sensitive value)" }])).toEqual(["  Reveals: 1 value: nothing (no sensitive value)"]);
+    expect(reveals([{ id: "a", label: "password, pin" }])).toEqual(["  Reveals: 1 value: password, pin"]);
+    expect(
+      reveals([
+        { id: "a", label: "password" },
+        { id: "b", label: "pin" },
+      ]),
+    ).toEqual(["  Reveals: 2 values: password, pin"]);
   });
 
   it("a vault name or title written to look like the caller's heading stays one line under the read heading", () => {

@@ -28,7 +28,7 @@ describe("the review page", () => {
     expect(labels.map((l, i) => [l, values[i]])).toEqual([
       ["Asked for:", `${IDS.engineering}/${IDS.github}`],
       ["Item:", `Engineering / GitHub (${IDS.github})`],
-      ["Reveals:", "password, notesPlain"],
+      ["Reveals:", "2 values: password, notesPlain"],
     ]);
     // The read heading is a line of the card between the two lists, never a boxed value of the caller's.
     expect((await card.getByTestId("prompt-line").allTextContents()).at(-1)).toBe(READ_VALUES_HEADING);

@@ -62,7 +62,7 @@ describe("issue 26 review: deny by default", () => {
     const declined = await h.call({ tool: "onepassword_get_item", args: { items: [github] }, poll: { body: { action: "decline" } } });
     expect(declined.json?._credentialsRevealed).toBe(false);
     expect(declined.answer.text).not.toContain(`${SECRET_PREFIX}leak`);
-    expect(declined.prompts[0]).toContain(`  Reveals: password, notesPlain, ${label}`);
+    expect(declined.prompts[0]).toContain(`  Reveals: 3 values: password, notesPlain, ${label}`);
   });
 
   it.each(["Recovery codes", "API"])("a username field under a section titled %j is withheld, and a username outside any section is not", async (title) => {
@@ -84,7 +84,7 @@ describe("issue 26 review: deny by default", () => {
       { href: "https://status.example.com/[REDACTED]", sensitive: true, host: "status.example.com" },
     ]);
     const accepted = await h.call({ mount: TEAM, tool: "onepassword_get_item", args: { items: [status] } });
-    expect(accepted.prompts[0]?.slice(-2)).toEqual([`  Item: Team / Status page (${IDS.status})`, "  Reveals: admin (at status.example.com), website (at status.example.com)"]);
+    expect(accepted.prompts[0]?.slice(-2)).toEqual([`  Item: Team / Status page (${IDS.status})`, "  Reveals: 2 values: admin (at status.example.com), website (at status.example.com)"]);
     expect(accepted.json?._credentialsRevealed).toBe(true);
     const urls = ((accepted.json?.items ?? []) as { urls: { href: string }[] }[])[0]?.urls.map((u) => u.href);
     // The query was asked for and shown; the userinfo never is, asked or not.

@@ -150,7 +150,7 @@ describe("the tools on a service-account mount", () => {
     expect(declined.json?._credentialsRevealed).toBe(false);
     expect(declined.answer.text).not.toContain("sdk-secret");
     // The notes are no username, title or website either (issue 26), so the SDK item's notes wait for the yes too.
-    expect(declined.prompts[0]).toContain("  Reveals: password, one-time password, notesPlain");
+    expect(declined.prompts[0]).toContain("  Reveals: 3 values: password, one-time password, notesPlain");
     const accepted = await h.call({ tool: "onepassword_get_item", args: { items: [github] }, env });
     expect(accepted.json?._credentialsRevealed).toBe(true);
     expect(accepted.answer.text).toContain("sdk-secret-password");

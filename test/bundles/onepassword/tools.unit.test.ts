@@ -43,11 +43,11 @@ describe("onepassword_get_item", () => {
       "",
       "Values below were read from 1Password just now, not supplied by the caller:",
       `  Item: Engineering / GitHub (${IDS.github})`,
-      "  Reveals: password, notesPlain",
+      "  Reveals: 2 values: password, notesPlain",
       `  Item: Finance / Corporate card (${IDS.card})`,
-      "  Reveals: cardholder name, number, verification number, expiry date, PIN",
+      "  Reveals: 5 values: cardholder name, number, verification number, expiry date, PIN",
       `  Item: Finance / Office wifi (${IDS.wifi})`,
-      "  Reveals: notesPlain",
+      "  Reveals: 1 value: notesPlain",
     ]);
     expect(prompts.flat().join("\n")).not.toContain(SECRET_PREFIX);
   });
