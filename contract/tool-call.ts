@@ -19,6 +19,24 @@ export const MODERN_REVISION = "2026-07-28";
 /** An `Mcp-Name` header of this form is Base64 the SDK decodes before comparing; a lane leaves it to the SDK. */
 const BASE64_SENTINEL = "=?base64?";
 
+/**
+ * A tool name as an `Mcp-Name` header carries it (the 2026-07-28 transport's value encoding, as the SDK's client
+ * writes it): as it is when it is a plain ASCII field value, else `=?base64?<UTF-8, Base64>?=`, which the SDK's
+ * server decodes. A name with a leading or trailing space, or past ASCII, would otherwise be trimmed by fetch (and
+ * refused by the mount as not matching the body) or not sent at all.
+ */
+export function mcpNameHeader(name: string): string {
+  let plain = name.length > 0 && name === name.trim() && !(name.startsWith(BASE64_SENTINEL) && name.endsWith("?="));
+  for (let i = 0; plain && i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c !== 9 && (c < 0x20 || c > 0x7e)) plain = false;
+  }
+  if (plain) return name;
+  let binary = "";
+  for (const byte of new TextEncoder().encode(name)) binary += String.fromCharCode(byte);
+  return `${BASE64_SENTINEL}${btoa(binary)}?=`;
+}
+
 export interface Message {
   jsonrpc?: unknown;
   id?: unknown;

@@ -4,7 +4,7 @@
 import { createParser } from "eventsource-parser";
 import { readCountedText } from "../contract/body";
 import { cleanLine } from "../contract/text";
-import { checkInputRequired } from "../contract/tool-call";
+import { checkInputRequired, mcpNameHeader } from "../contract/tool-call";
 import { NO_CAPABILITIES } from "./relay";
 import type { ServerEntry } from "./roster";
 
@@ -76,7 +76,7 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
   };
   const nameField = MCP_NAME_FIELD[method];
   const name = nameField === undefined ? undefined : req.params[nameField];
-  if (typeof name === "string") headers["mcp-name"] = name;
+  if (typeof name === "string") headers["mcp-name"] = mcpNameHeader(name);
 
   const url = server.kind === "bundle" ? `https://bundle.internal${server.path ?? "/"}` : (server.url as string);
   // Nothing goes out for a call already ended (its caller gone, its deadline passed): a fetcher handed an aborted

@@ -198,6 +198,17 @@ describe("the gateway app", () => {
     expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", outcome: "partial" });
   });
 
+  it("hands a tool name past ASCII or with a space at an end to the mount, which answers for it, never 'could not be reached'", async () => {
+    const gateway = createGateway(ROSTER);
+    for (const name of ["日本", " echo"]) {
+      const encoded = `=?base64?${btoa(String.fromCharCode(...new TextEncoder().encode(name)))}?=`;
+      const message = await messageOf(await serve(gateway, modern("echo", "tools/call", { name, arguments: {} }, encoded), env()));
+      const text = JSON.stringify(message);
+      expect(text, name).not.toContain("could not be reached");
+      expect(text, name).toContain(`Tool ${name} not found`);
+    }
+  });
+
   it("passes over list entries that are not tools, and lists the tool beside them", async () => {
     const gateway = createGateway(ROSTER);
     const message = await messageOf(await serve(gateway, modern("odd", "tools/list", {}), env()));

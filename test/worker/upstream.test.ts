@@ -62,6 +62,29 @@ function counted(total: number, prefix = ""): { stream: ReadableStream<Uint8Arra
 const failure = (result: UpstreamResult) => (result.ok ? "ok" : describeUpstreamError("echo", result.error));
 
 describe("callUpstream", () => {
+  it.each<[string, string]>([
+    ["a plain name", "echo"],
+    ["a name with a tab", "a\tb"],
+    ["a name past ASCII", "日本"],
+    ["a leading space", " echo"],
+    ["a trailing space", "echo "],
+    ["a name spelled as the Base64 form itself", "=?base64?ZWNobw==?="],
+    ["an empty name", ""],
+  ])("sends %s in Mcp-Name as the transport encodes it, so fetch neither trims it nor refuses it", async (_label, name) => {
+    const { sent, result } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: { content: [] } }), { params: { name, arguments: {} } });
+    expect(result.ok).toBe(true);
+    const header = (sent.init.headers as Record<string, string>)["mcp-name"] as string;
+    const plain = name !== "" && name === name.trim() && /^[\t\x20-\x7e]*$/.test(name) && !/^=\?base64\?.*\?=$/.test(name);
+    if (plain) expect(header).toBe(name);
+    else {
+      const inner = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/.exec(header)?.[1];
+      expect(inner, header).toBeDefined();
+      expect(new TextDecoder().decode(Uint8Array.from(atob(inner as string), (c) => c.charCodeAt(0)))).toBe(name);
+    }
+    // A header fetch takes as it is: visible ASCII with no space at either end.
+    expect(new Headers({ "mcp-name": header }).get("mcp-name")).toBe(header);
+  });
+
   it("builds the request itself: the mount path, 2026-07-28 framing, the configured headers, its own _meta, no redirects", async () => {
     const { sent } = await call(() => Response.json({ jsonrpc: "2.0", id: 1, result: { content: [] } }));
     expect(sent.url).toBe("https://bundle.internal/echo");
