@@ -2,7 +2,19 @@
 // object schema the review page can answer, a request id and an expiry no more than 24 hours ahead.
 // Pure: a bad body becomes one reason a caller can act on, never an echo of what it sent.
 import * as z from "zod";
-import { MAX_FORM_PROPERTIES, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, MAX_PROMPT_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_SESSION_ID, META_TOOL_NAME, REQUEST_ID } from "../contract/elicitation";
+import {
+  CREATE_ENVELOPE_BYTES,
+  MAX_FORM_PROPERTIES,
+  MAX_LIST_OPTIONS,
+  MAX_OPTION_CHARS,
+  MAX_PROMPT_BYTES,
+  META_EXPIRES_AT,
+  META_REQUEST_ID,
+  META_REVIEW_URL,
+  META_SESSION_ID,
+  META_TOOL_NAME,
+  REQUEST_ID,
+} from "../contract/elicitation";
 
 // The list caps are contract/elicitation.ts's, which the kit's form builder holds to as well (R-EDIT-2).
 export { MAX_LIST_OPTIONS, MAX_OPTION_CHARS, REQUEST_ID };
@@ -13,6 +25,11 @@ export const MAX_TTL_MS = 24 * 3600 * 1000;
 /** Clock skew tolerated on the 24-hour bound; the past is refused outright. */
 export const EXPIRY_SKEW_MS = 60_000;
 export const MAX_PROPERTIES = MAX_FORM_PROPERTIES;
+/**
+ * The requested schema, as JSON, at most: the create's envelope (contract/elicitation.ts), which the kit's form stays well
+ * inside. The review page's 2 s refresh carries every pending prompt's schema, so this bounds it (100 × 64 KiB).
+ */
+export const MAX_SCHEMA_BYTES = CREATE_ENVELOPE_BYTES;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** JSON as it crosses the Durable Object's RPC boundary. */
@@ -28,7 +45,7 @@ export interface NewPrompt {
 }
 
 const Primitive = z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]);
-/** A text field's default may be long (a mail's body the person may correct); the create's byte cap bounds it (R-LIMIT-2). */
+/** A text field's default may be long (a mail's body the person may correct); MAX_SCHEMA_BYTES bounds the whole form. */
 export const MAX_DEFAULT_CHARS = 64 * 1024;
 const Option = z.string().max(MAX_OPTION_CHARS);
 // Flat: a property's keywords are primitives or lists of primitives (enum), never a nested schema; the one exception is
@@ -73,10 +90,11 @@ const RequestedSchema = z
     if (schema.properties.confirm?.type !== "boolean") {
       ctx.addIssue({ code: "custom", path: ["properties", "confirm"], message: "must be a boolean property: the review page answers with a confirm box" });
     }
-    for (const name of schema.required ?? []) {
-      if (!names.includes(name)) ctx.addIssue({ code: "custom", path: ["required"], message: `names "${name.slice(0, 64)}", which is not a property` });
-      else if (name !== "confirm") ctx.addIssue({ code: "custom", path: ["required"], message: `"${name}" cannot be required: the review page answers only "confirm"` });
-    }
+    // Named by position, never by what the caller wrote (R-APPR-8: no echo).
+    (schema.required ?? []).forEach((name, i) => {
+      if (!names.includes(name)) ctx.addIssue({ code: "custom", path: ["required", i], message: "names no property" });
+      else if (name !== "confirm") ctx.addIssue({ code: "custom", path: ["required", i], message: 'only "confirm" may be required: the review page answers only it' });
+    });
   });
 
 const Meta = z
@@ -100,8 +118,57 @@ const CreateBody = z.object({
 
 export type Parsed = { ok: true; prompt: NewPrompt } | { ok: false; reason: string };
 
-function pathText(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${i === 0 ? "" : "."}${String(p)}` : `["${String(p)}"]`)).join("");
+/** The words of the create body's own vocabulary: a path names these as they are, and any other key by its position. */
+const KNOWN_KEYS: ReadonlySet<PropertyKey> = new Set([
+  "mode",
+  "message",
+  "requestedSchema",
+  "_meta",
+  "type",
+  "title",
+  "description",
+  "default",
+  "enum",
+  "items",
+  "properties",
+  "required",
+  "minItems",
+  "maxItems",
+  "minLength",
+  "maxLength",
+  "confirm",
+  META_REQUEST_ID,
+  META_EXPIRES_AT,
+  META_SESSION_ID,
+  META_TOOL_NAME,
+  META_REVIEW_URL,
+]);
+
+/**
+ * Where in the body an issue is. A key the caller chose (a property's name, an unknown keyword) is named by its position
+ * among its object's keys, never written out: a reason never echoes what was sent (R-APPR-8).
+ */
+function pathText(path: readonly PropertyKey[], body: unknown): string {
+  let at: unknown = body;
+  return path
+    .map((p, i) => {
+      const parent = at;
+      at = typeof at === "object" && at !== null ? (at as Record<PropertyKey, unknown>)[p] : undefined;
+      if (typeof p === "number") return `[${p}]`;
+      if (!KNOWN_KEYS.has(p)) {
+        const position = typeof parent === "object" && parent !== null ? Object.keys(parent).indexOf(String(p)) + 1 : 0;
+        return position > 0 ? `[key ${position}]` : "[a key]";
+      }
+      return /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${i === 0 ? "" : "."}${String(p)}` : `["${String(p)}"]`;
+    })
+    .join("");
+}
+
+/** zod's own words, but for the one issue whose words name a key the caller wrote. */
+function issueText(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") return `holds ${issue.keys.length === 1 ? "a keyword" : `${issue.keys.length} keywords`} it does not take`;
+  if (issue.code === "invalid_key") return "has a key it does not take: property names are 1-64 letters, digits, _ . -";
+  return issue.message;
 }
 
 /**
@@ -153,10 +220,13 @@ export function parseCreate(body: unknown, now: number): Parsed {
   const parsed = CreateBody.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? "body" : pathText(issue.path);
-    return { ok: false, reason: `${where}: ${issue?.message ?? "invalid"}` };
+    const where = issue === undefined || issue.path.length === 0 ? "body" : pathText(issue.path, body);
+    return { ok: false, reason: `${where}: ${issue === undefined ? "invalid" : issueText(issue)}` };
   }
   const { message, requestedSchema, _meta: meta } = parsed.data;
+  // The review page's refresh carries every pending prompt's schema: it is held to its own cap, as it is stored.
+  const schemaBytes = new TextEncoder().encode(JSON.stringify(requestedSchema)).byteLength;
+  if (schemaBytes > MAX_SCHEMA_BYTES) return { ok: false, reason: `requestedSchema: must be at most ${MAX_SCHEMA_BYTES} bytes as JSON (the create's envelope); this one is ${schemaBytes}` };
   const expiresAt = Date.parse(meta[META_EXPIRES_AT]);
   if (Number.isNaN(expiresAt)) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is not a valid date-time' };
   if (expiresAt <= now) return { ok: false, reason: '_meta["com.pulsemcp/expires-at"]: is in the past' };

@@ -8,7 +8,7 @@ import { MAX_CREATE_BODY_BYTES, META_EXPIRES_AT, META_REQUEST_ID, META_REVIEW_UR
 import { type AppEnv, jsonError, originOf, readJson, sessionStore } from "./http";
 import { parseCreate, REQUEST_ID } from "./prompt";
 import type { PromptRecord } from "./session-store";
-import { MAX_PENDING } from "./settings";
+import { MAX_PENDING, MAX_REQUEST_IDS } from "./settings";
 import { promptReviewKey, secretEquals, sessionFromToken } from "./tokens";
 
 export const PROTOCOL_BASE = "/api/v1/elicitations/session";
@@ -91,7 +91,10 @@ const create = async (c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Resp
       case "unknown_session":
         return jsonError(404, UNKNOWN_SESSION);
       case "duplicate":
-        return jsonError(409, "a prompt with this request id already exists in this session");
+        // Also an id whose prompt was evicted or deleted: an id is used once per session, for good (R-APPR-8).
+        return jsonError(409, "this request id was already used in this session: each prompt needs a new one");
+      case "ids_spent":
+        return jsonError(409, `this session has used the ${MAX_REQUEST_IDS} request ids it records: mint a new session`);
       case "too_many":
         // The one hard cap (R-APPR-9): settled history never refuses a create, it makes room (R-APPR-17).
         return jsonError(429, `this session already holds ${MAX_PENDING} pending prompts, the most it takes at once: wait for a decision or an expiry`);

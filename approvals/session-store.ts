@@ -4,7 +4,7 @@
 // deleted a retention period after its last activity.
 import { DurableObject } from "cloudflare:workers";
 import type { Json, NewPrompt } from "./prompt";
-import { type ApprovalsEnv, DEFAULT_RETENTION_SECONDS, MAX_PENDING, MAX_PROMPTS, readSettings } from "./settings";
+import { type ApprovalsEnv, DEFAULT_RETENTION_SECONDS, MAX_PENDING, MAX_PROMPTS, MAX_REQUEST_IDS, readSettings } from "./settings";
 
 /** `cancel`: a person dismissed an abandoned prompt on the review page; a poll answers the protocol's `cancel`. */
 export type PromptStatus = "pending" | "accept" | "decline" | "expired" | "cancel";
@@ -25,7 +25,8 @@ export type Decision = { action: "accept"; content: { [key: string]: Json }; by:
 
 export type Missing = "unknown_session" | "unknown_prompt";
 /** `evicted`: the settled prompts dropped, oldest first, to make room for this one (R-APPR-17). */
-export type CreateResult = { ok: true; evicted: number } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" };
+/** `ids_spent`: the session has used all MAX_REQUEST_IDS request ids it records (R-APPR-8). */
+export type CreateResult = { ok: true; evicted: number } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" | "ids_spent" };
 export type PollResult = { ok: true; prompt: PromptRecord; longPoll: boolean } | { ok: false; reason: Missing };
 /** The review page's view: every pending prompt, the most recent settled ones, and how many older ones it leaves out. */
 export type ReviewList = { prompts: PromptRecord[]; older: number };
@@ -82,6 +83,11 @@ function toRecord(r: Row): PromptRecord {
   };
 }
 
+/** What a session records of a request id it took: 16 bytes of its SHA-256 (a chance collision refuses a new id, never reopens an old one). */
+async function usedId(requestId: string): Promise<ArrayBuffer> {
+  return (await crypto.subtle.digest("SHA-256", new TextEncoder().encode(requestId))).slice(0, 16);
+}
+
 export class SessionStore extends DurableObject<ApprovalsEnv> implements SessionApi {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly retentionMs: number;
@@ -102,6 +108,11 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
       created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, status TEXT NOT NULL, content TEXT,
       decided_at INTEGER, decided_by TEXT, polls INTEGER NOT NULL DEFAULT 0, access_polls INTEGER NOT NULL DEFAULT 0,
       created_with_access INTEGER NOT NULL DEFAULT 0, delete_at INTEGER)`);
+    // Every request id the session has taken, kept when its prompt is evicted or deleted, so an id is never taken twice
+    // (R-APPR-8): an old poll or one-prompt link never answers for another prompt. 16 bytes of SHA-256 each, bounded by MAX_REQUEST_IDS.
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS used_ids (id BLOB PRIMARY KEY) WITHOUT ROWID");
+    // Their count, kept apart so a create reads one row rather than counting up to a million.
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS used_count (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)");
   }
 
   private exists(): boolean {
@@ -143,11 +154,17 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
   }
 
   async create(prompt: NewPrompt, access: boolean): Promise<CreateResult> {
+    // Hashed before any check: no await may fall between the checks and the insert below.
+    const used = await usedId(prompt.requestId);
     if (!this.exists()) return { ok: false, reason: "unknown_session" };
     const now = Date.now();
     // A prompt past its expiry is history now, whether or not its alarm ran: it neither counts as pending nor is spared below.
     this.settle(now);
+    // A stored prompt, or one evicted or deleted since (its id recorded): either way the id is spent (R-APPR-8).
     if (this.read(prompt.requestId, now) !== undefined) return { ok: false, reason: "duplicate" };
+    if (this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM used_ids WHERE id = ?", used).one().n > 0) return { ok: false, reason: "duplicate" };
+    const spent = this.ctx.storage.sql.exec<{ n: number }>("SELECT n FROM used_count").toArray()[0]?.n ?? 0;
+    if (spent >= MAX_REQUEST_IDS) return { ok: false, reason: "ids_spent" };
     const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status = 'pending'").one().n;
     if (pending >= MAX_PENDING) return { ok: false, reason: "too_many" };
     // R-APPR-17: a full session makes room by dropping its oldest settled prompts (by when they settled), never a
@@ -173,6 +190,8 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
       prompt.expiresAt,
       access ? 1 : 0,
     );
+    this.ctx.storage.sql.exec("INSERT INTO used_ids (id) VALUES (?)", used);
+    this.ctx.storage.sql.exec("INSERT INTO used_count (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1");
     this.touch(now);
     await this.schedule();
     return { ok: true, evicted };

@@ -59,6 +59,12 @@ export const MAX_PENDING = 100;
 export const MAX_PROMPTS = 500;
 /** The settled history a session at its pending cap still keeps: what is left of MAX_PROMPTS. */
 export const MIN_HISTORY = MAX_PROMPTS - MAX_PENDING;
+/**
+ * Request ids a session records as used over its whole life (R-APPR-8: an id is used once per session, for good), each
+ * as 16 bytes of its SHA-256 that neither eviction nor retention deletes: at most ~24 MB of storage a session, freed with
+ * the session itself. A session that has used them all refuses further creates (409): mint a new session.
+ */
+export const MAX_REQUEST_IDS = 1_000_000;
 /** Settled prompts the review page's JSON carries besides every pending one; older ones are only counted. */
 export const REVIEW_RECENT = 20;
 

@@ -21,6 +21,8 @@
   // pattern \ud800-\udfff matches only a lone surrogate.
   var INVISIBLE_CHARS = "__STRAD_UNSAFE_CHARS__";
   var INVISIBLE = new RegExp(`[${INVISIBLE_CHARS}\\ud800-\\udfff]`, "gu");
+  // The same class, unflagged by "g", to ask whether a text holds any (a "g" pattern's test() keeps state between calls).
+  var HAS_INVISIBLE = new RegExp(`[${INVISIBLE_CHARS}\\ud800-\\udfff]`, "u");
   function visible(text) {
     return String(text).replace(INVISIBLE, (ch) => `\u27E6U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27E7`);
   }
@@ -128,8 +130,25 @@
         input.value = f.default;
         // What the box holds before any edit, as the browser keeps it: only a change from this is an edit.
         const initial = input.value;
-        input.addEventListener("input", onChange);
+        // A text box shows its characters raw: a bidi override, a tag or a blank could hide in it (a mail's body is seen
+        // only here). While the value holds any the card would mark, it is shown again beside the box as the card shows
+        // text, code points marked, so the person reads exactly what will be sent (docs/rules.md R-PROMPT-7).
+        const shown = el("div", { class: "edit-visible", "data-testid": "prompt-edit-visible", "data-field": f.name });
+        const reshow = () => {
+          while (shown.firstChild) shown.removeChild(shown.firstChild);
+          // Line breaks are shown as lines, here as in the diff; any other character the card marks counts.
+          shown.hidden = !HAS_INVISIBLE.test(input.value.replace(/\n/g, ""));
+          if (shown.hidden) return;
+          shown.appendChild(el("span", { class: "edit-visible-title" }, "This text holds characters that do not show in the box; as it will be sent, with them marked:"));
+          shown.appendChild(diffText(input.value));
+        };
+        reshow();
+        input.addEventListener("input", () => {
+          reshow();
+          onChange();
+        });
         wrap.appendChild(input);
+        wrap.appendChild(shown);
         readers.push({ field: f, changed: () => input.value !== initial, value: () => input.value, before: () => initial, all: [input] });
       } else {
         const boxes = [];
@@ -363,6 +382,12 @@
       .forEach((p) => {
         seen.add(p.requestId);
         var entry = cards.get(p.requestId);
+        // Another prompt under a known request id (created at another time) gets a card of its own: nothing ticked or
+        // typed on the old card carries over to it.
+        if (entry !== undefined && entry.prompt.createdAt !== p.createdAt) {
+          entry.card.remove();
+          entry = undefined;
+        }
         if (entry === undefined) {
           entry = build(p);
           cards.set(p.requestId, entry);

@@ -54,9 +54,18 @@ export const MAX_DISPLAY_NAME_CHARS = 64;
 /** `@`, angle brackets and their look-alikes: a display name holding one can pose as an address. */
 const ADDRESS_LIKE = /[@\uff20\ufe6b<>\u2039\u203a\uff1c\uff1e\ufe64\ufe65\u3008\u3009\u300a\u300b\u2329\u232a\u27e8\u27e9\u276c-\u276f\u02c2\u02c3\u29fc\u29fd]/u;
 
+/**
+ * An RFC 2047 encoded word (`=?charset?B?…?=`, `=?charset?Q?…?=`, any case): recipients' clients show it decoded, as
+ * text the card never showed. This module encodes non-ASCII itself, so a caller never needs to write one.
+ */
+const ENCODED_WORD = /=\?[^?]*\?[bq]\?[^?]*\?=/i;
+export const hasEncodedWord = (text: string): boolean => ENCODED_WORD.test(text);
+export const ENCODED_WORD_PROBLEM = "holds an RFC 2047 encoded word (=?charset?B?…?= or =?charset?Q?…?=), which mail clients show decoded, as other text than the card shows";
+
 /** Why a display name is refused, or undefined when it may be shown and sent. */
 export function displayNameProblem(name: string): string | undefined {
   if (ADDRESS_LIKE.test(name)) return "contains @, < or > or a character that looks like one, so it could pose as an address";
+  if (hasEncodedWord(name)) return ENCODED_WORD_PROBLEM;
   if (hasUnsafe(name)) return "contains an invisible, spacing or direction-changing character";
   if (/\s{2,}/u.test(name)) return "contains a run of spaces";
   if ([...name].length > MAX_DISPLAY_NAME_CHARS) return `is longer than ${MAX_DISPLAY_NAME_CHARS} characters`;
@@ -142,6 +151,7 @@ function multipart(subtype: string, boundary: string, parts: readonly string[]):
 /** The message as bytes. `boundary` is random by default; tests pass their own to compare output. */
 export function buildMime(input: MimeInput, boundary: string = crypto.randomUUID().replaceAll("-", "")): Uint8Array {
   if (hasLineBreakOrControl(input.subject)) throw new InputError("the subject contains a line break or control character");
+  if (hasEncodedWord(input.subject)) throw new InputError(`the subject ${ENCODED_WORD_PROBLEM}`);
   const headers = [
     `From: ${input.from}`,
     ...addressHeader("To", input.to),

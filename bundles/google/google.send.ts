@@ -5,7 +5,7 @@
 import * as z from "zod";
 import { DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_CEILING } from "../../contract/body";
 import { hasLineBreakOrControl, replaceUnsafe } from "../../contract/text";
-import type { Editable } from "../kit/edits";
+import { type Editable, type EditPlan, editForm, planEdits } from "../kit/edits";
 import type { FingerprintInput } from "../kit/fingerprint";
 import type { Guard } from "../kit/guard";
 import type { PromptSpec, PromptValue } from "../kit/prompt";
@@ -14,7 +14,7 @@ import { type Attachment, type AttachmentSpec, MAX_ATTACHMENTS, MAX_CONTENT_BASE
 import { GmailError } from "./google.client";
 import { attachmentsOf, header } from "./google.format";
 import { GMAIL_ID, Mailbox } from "./google.mailbox";
-import { type Address, buildMime, InputError, MESSAGE_ID, parseAddress } from "./google.mime";
+import { type Address, buildMime, ENCODED_WORD_PROBLEM, hasEncodedWord, InputError, MESSAGE_ID, parseAddress } from "./google.mime";
 
 // Every limit below is one the largest prompt is sized to: a send at all of them at once is a prompt the approval
 // service takes and shows whole (contract/elicitation.ts MAX_PROMPT_BYTES, docs/rules.md R-LIMIT-1). Raising one
@@ -73,6 +73,12 @@ interface Reply {
   references?: string;
 }
 
+export interface BodiesInForm {
+  text: boolean;
+  html: boolean;
+}
+const NO_FORM: BodiesInForm = { text: false, html: false };
+
 export interface ComposeTarget {
   kind: "compose";
   mount: string;
@@ -85,6 +91,8 @@ export interface ComposeTarget {
   subjectFrom: "caller" | "original";
   text?: string;
   html?: string;
+  /** Which bodies the card's form offers to read and correct; one left out (too large for the form) is said so on the card. */
+  inForm: BodiesInForm;
   bodySha256: string;
   reply?: Reply;
   attachments: Attachment[];
@@ -145,8 +153,11 @@ async function replyTo(mailbox: Mailbox, messageId: string): Promise<{ reply: Re
   };
 }
 
-/** The message the arguments describe, with every upstream read and download done. Throws InputError or GmailError. */
-export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox): Promise<ComposeTarget> {
+/**
+ * The message the arguments describe, with every upstream read and download done; `inForm`, which bodies the card's
+ * form offers (none for a call that asks nobody). Throws InputError or GmailError.
+ */
+export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox, inForm: BodiesInForm = NO_FORM): Promise<ComposeTarget> {
   const scope = currentScope();
   const to = (args.to ?? []).map(parseAddress);
   const cc = (args.cc ?? []).map(parseAddress);
@@ -155,10 +166,14 @@ export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox): Promi
   if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw new InputError(`at most ${MAX_RECIPIENTS} recipients in all`);
   if (args.text === undefined && args.html === undefined && (args.attachments ?? []).length === 0) throw new InputError("the message needs a text or html body, or an attachment");
   if (args.subject !== undefined && hasLineBreakOrControl(args.subject)) throw new InputError("the subject contains a line break or control character");
+  if (args.subject !== undefined && hasEncodedWord(args.subject)) throw new InputError(`the subject ${ENCODED_WORD_PROBLEM}; give it as plain text (non-ASCII is encoded by this server)`);
   // Attachments first: a bad one fails before Gmail is read at all.
   const attachments = await attachmentsFor(args, scope.env, scope.signal);
   const from = await mailbox.address();
   const replied = args.reply_to_message_id === undefined ? undefined : await replyTo(mailbox, args.reply_to_message_id);
+  if (args.subject === undefined && replied !== undefined && hasEncodedWord(replied.subject)) {
+    throw new InputError(`the original mail's subject, the reply's default, ${ENCODED_WORD_PROBLEM}; give a subject`);
+  }
   return {
     kind: "compose",
     mount: scope.mount,
@@ -170,6 +185,7 @@ export async function resolveCompose(args: ComposeArgs, mailbox: Mailbox): Promi
     subjectFrom: args.subject === undefined && replied !== undefined ? "original" : "caller",
     ...(args.text === undefined ? {} : { text: args.text }),
     ...(args.html === undefined ? {} : { html: args.html }),
+    inForm,
     bodySha256: await sha256(JSON.stringify([args.text ?? null, args.html ?? null])),
     ...(replied === undefined ? {} : { reply: replied.reply }),
     attachments,
@@ -246,10 +262,21 @@ async function resolveDraft(draftId: string, mailbox: Mailbox): Promise<DraftTar
 
 const DRAFT_ONLY_FIELDS = ["to", "cc", "bcc", "subject", "text", "html", "reply_to_message_id", "attachments"] as const;
 
+let sendPlan: EditPlan | undefined;
+/**
+ * Which bodies send_email's card offers in its form: the kit's own editForm over the tool's own plan, as the kit
+ * builds the form for this call, which leaves off a field too large for the form's cap (bundles/kit/edits.ts).
+ */
+export function bodiesInForm(args: SendEmailArgs): BodiesInForm {
+  sendPlan ??= planEdits("send_email", SendEmailSchema, COMPOSE_EDITABLE);
+  const offered = new Set(editForm(sendPlan, args)?.offered.map((o) => o.field.name));
+  return { text: offered.has("text"), html: offered.has("html") };
+}
+
 export async function resolveSend(args: SendEmailArgs): Promise<SendTarget> {
   return prepared(async () => {
     const mailbox = Mailbox.forCurrentCall();
-    if (args.from_draft_id === undefined) return resolveCompose(args, mailbox);
+    if (args.from_draft_id === undefined) return resolveCompose(args, mailbox, bodiesInForm(args));
     // A draft send takes no fields of its own: the draft's recipients and files are the ones shown and sent.
     const extra = DRAFT_ONLY_FIELDS.filter((f) => args[f] !== undefined);
     if (extra.length > 0) throw new InputError(`from_draft_id sends the draft as it stands, so ${extra.join(", ")} cannot be given with it`);
@@ -322,6 +349,13 @@ const lines = (label: string, list: readonly string[]): PromptValue[] => list.ma
  */
 const subjectLine = (label: string, subject: string): PromptValue => (subject === "" ? { label: `${label} (none)`, value: "" } : { label, value: subject });
 
+/**
+ * A body's presence and size, on a line of its own: a body the form could not offer is never invisible, and the card
+ * says it is not in the form (docs/rules.md R-PROMPT-2).
+ */
+const bodyLine = (label: string, body: string | undefined, inForm: boolean): PromptValue[] =>
+  body === undefined ? [] : [{ label, value: `${humanSize(new TextEncoder().encode(body).byteLength)}${inForm ? "" : ", not shown in the form"}` }];
+
 export function sendPrompt(target: SendTarget): PromptSpec {
   if (target.kind === "draft") {
     const d = target.draft;
@@ -349,7 +383,7 @@ export function sendPrompt(target: SendTarget): PromptSpec {
   return {
     heading: `This will send an email from ${target.from} to ${count} recipient(s)${target.attachments.length > 0 ? ` with ${target.attachments.length} attachment(s)` : ""}.`,
     consequence:
-      "A sent email cannot be recalled. The recipients, subject and attachments below are exactly what will go out; the body is shown in the form with this card, to read and correct before accepting (a body too long for the form is not shown).",
+      "A sent email cannot be recalled. The recipients, subject and attachments below are exactly what will go out; the body is shown in the form with this card, to read and correct before accepting (a body too long for the form is not shown there, and its line below says so).",
     values: [
       ...lines("To", target.to.map(shownAddress)),
       ...lines("Cc", target.cc.map(shownAddress)),
@@ -357,7 +391,10 @@ export function sendPrompt(target: SendTarget): PromptSpec {
       // A reply's default subject was written by whoever sent the original: the label says so (docs/rules.md R-PROMPT-11).
       subjectLine(target.subjectFrom === "original" ? "Subject (from the original mail)" : "Subject", target.subject),
       ...(target.reply === undefined ? [] : [{ label: "In reply to message", value: target.reply.messageId }]),
-      ...target.attachments.map((a) => ({ label: "Attachment", value: `${a.filename} (${humanSize(a.bytes.byteLength)})` })),
+      ...bodyLine("Text body", target.text, target.inForm.text),
+      ...bodyLine("HTML body", target.html, target.inForm.html),
+      // The type binds the approval and decides how a recipient's client opens the file: shown beside the name.
+      ...target.attachments.map((a) => ({ label: "Attachment", value: `${a.filename} (${a.mimeType}, ${humanSize(a.bytes.byteLength)})` })),
     ],
   };
 }

@@ -1,10 +1,10 @@
-// Covers the approval service's side of edits by the person: a create whose form offers text, a list to narrow and a pick-one choice, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff; a pick-one field is a select of its choices alone.
+// Covers the approval service's side of edits by the person: a create whose form offers text, a list to narrow and a pick-one choice, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, the schema's own byte cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a text box's hidden characters shown again as code points, a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff; a pick-one field is a select of its choices alone.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS } from "../../approvals/prompt";
+import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, MAX_SCHEMA_BYTES } from "../../approvals/prompt";
 import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
 import { MAX_LIST_OPTIONS as KIT_LIST_OPTIONS, MAX_OPTION_CHARS as KIT_OPTION_CHARS, MAX_FORM_BYTES } from "../../bundles/kit/edits";
-import { MAX_LIST_OPTIONS as CONTRACT_LIST_OPTIONS, MAX_OPTION_CHARS as CONTRACT_OPTION_CHARS } from "../../contract/elicitation";
+import { MAX_LIST_OPTIONS as CONTRACT_LIST_OPTIONS, MAX_OPTION_CHARS as CONTRACT_OPTION_CHARS, CREATE_ENVELOPE_BYTES } from "../../contract/elicitation";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced, SHOTS } from "../e2e/browser";
 import { createBody, createPrompt, mint, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
 
@@ -59,7 +59,8 @@ async function decideWith(reviewUrl: string, requestId: string, body: unknown): 
 
 describe("the form a create carries", () => {
   it("takes text fields with long defaults and a list to narrow, and lists them as fields on the review JSON", async () => {
-    const { session, created } = await promptWith({ ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: "x".repeat(MAX_DEFAULT_CHARS) } } });
+    // As long as the kit's whole form may be: the schema's own cap bounds the rest.
+    const { session, created } = await promptWith({ ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: "x".repeat(MAX_FORM_BYTES) } } });
     expect(created.status).toBe(201);
     const list = (await (await fetch(`${session.reviewUrl}/prompts`)).json()) as { prompts: { fields: Record<string, unknown>[] }[] };
     expect(list.prompts[0]?.fields.map((f) => [f.name, f.kind, f.multiline])).toEqual([
@@ -82,6 +83,31 @@ describe("the form a create carries", () => {
     expect(created.status).toBe(400);
   });
 
+  it("holds the requested schema to its 64 KiB cap: one byte under and at it are taken, one byte over is refused naming the cap", async () => {
+    expect(MAX_SCHEMA_BYTES).toBe(CREATE_ENVELOPE_BYTES);
+    const sized = (bytes: number) => {
+      const schema = { ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: "" } } };
+      schema.properties.text.default = "x".repeat(bytes - JSON.stringify(schema).length);
+      expect(JSON.stringify(schema).length).toBe(bytes);
+      return schema;
+    };
+    expect((await promptWith(sized(MAX_SCHEMA_BYTES - 1))).created.status).toBe(201);
+    const at = await promptWith(sized(MAX_SCHEMA_BYTES));
+    expect(at.created.status).toBe(201);
+    const over = await promptWith(sized(MAX_SCHEMA_BYTES + 1));
+    expect(over.created.status).toBe(400);
+    expect(((await over.created.json()) as { error: string }).error).toBe(
+      `requestedSchema: must be at most ${MAX_SCHEMA_BYTES} bytes as JSON (the create's envelope); this one is ${MAX_SCHEMA_BYTES + 1}`,
+    );
+    // In bytes of UTF-8, not characters: one 2-byte character in place of one ASCII at the cap is over it.
+    const wide = sized(MAX_SCHEMA_BYTES);
+    wide.properties.text.default = `é${wide.properties.text.default.slice(1)}`;
+    expect((await promptWith(wide)).created.status).toBe(400);
+    // The review page's refresh carries the prompt at the cap whole.
+    const list = (await (await fetch(`${at.session.reviewUrl}/prompts`)).json()) as { prompts: { fields: { name: string; default: unknown }[] }[] };
+    expect(list.prompts[0]?.fields.find((f) => f.name === "text")?.default).toBe(sized(MAX_SCHEMA_BYTES).properties.text.default);
+  });
+
   it("takes a pick-one field, and lists it as a choice on the review JSON", async () => {
     const { session, created } = await promptWith(PICK_FORM);
     expect(created.status).toBe(201);
@@ -100,7 +126,8 @@ describe("the form a create carries", () => {
   });
 
   it("takes a list at its caps", async () => {
-    const options = Array.from({ length: MAX_LIST_OPTIONS }, (_, i) => `${i}${"x".repeat(MAX_OPTION_CHARS - String(i).length)}`);
+    // As many entries as the list takes, one as long as an entry may be: all at the longest would pass the schema's own cap.
+    const options = Array.from({ length: MAX_LIST_OPTIONS }, (_, i) => (i === 0 ? "x".repeat(MAX_OPTION_CHARS) : `${i}@example.com`));
     const { created } = await promptWith({ ...FORM, properties: { to: { type: "array", items: { type: "string", enum: options }, default: options }, confirm: FORM.properties.confirm } });
     expect(created.status).toBe(201);
   });
@@ -237,6 +264,46 @@ describe("the page", () => {
         await card.getByTestId("prompt-accept").click();
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, destination: "Entwürfe/Größe & Maß" });
+      } finally {
+        await context.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    "a text box whose value holds characters the box would hide shows it again beside the box, marked as the card marks them, while it holds any",
+    async () => {
+      // A bidi override, a tag character, a braille blank, a zero-width space: the box draws none of them as itself.
+      const hidden = "Hi Ada,\nPay \u202E0001$\u202C now\u{E0041}\u2800\u200B.";
+      const form = { ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: hidden } } };
+      const { session, requestId } = await promptWith(form);
+      const context = await chromium.browser.newContext();
+      try {
+        const page = await context.newPage();
+        await gotoTraced(page, session.reviewUrl);
+        const card = page.getByTestId("prompt").first();
+        await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
+        const text = card.locator('[data-testid="prompt-edit"][data-field="text"]');
+        const shown = card.locator('[data-testid="prompt-edit-visible"][data-field="text"]');
+        // The box keeps the value as it will be sent; beside it, the same value with each hidden character as a code point.
+        expect(await text.inputValue()).toBe(hidden);
+        expect(await shown.isVisible()).toBe(true);
+        expect(await shown.locator(".diff-value").innerText()).toBe("Hi Ada,\nPay \u27E6U+202E\u27E70001$\u27E6U+202C\u27E7 now\u27E6U+E0041\u27E7\u27E6U+2800\u27E7\u27E6U+200B\u27E7.");
+        // A field with nothing hidden shows no second view.
+        expect(await card.locator('[data-testid="prompt-edit-visible"][data-field="subject"]').isHidden()).toBe(true);
+        await page.screenshot({ path: join(SHOTS, "review-edit-hidden-chars.png"), fullPage: true });
+        // It follows the edit: a clean value hides it, a hidden character typed back shows it again; editing still works.
+        await text.fill("Hi Ada,\nplease pay now.");
+        expect(await shown.isHidden()).toBe(true);
+        await text.fill("Hi Ada\u2060.");
+        expect(await shown.locator(".diff-value").innerText()).toBe("Hi Ada\u27E6U+2060\u27E7.");
+        await text.fill("Hi Ada, please pay now.");
+        expect(await shown.isHidden()).toBe(true);
+        await card.getByTestId("prompt-confirm").check();
+        await card.getByTestId("prompt-accept").click();
+        await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
+        expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, text: "Hi Ada, please pay now." });
       } finally {
         await context.close();
       }

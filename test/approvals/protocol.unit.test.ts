@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
-import { MAX_MESSAGE_BYTES } from "../../approvals/prompt";
+import { MAX_DEFAULT_CHARS, MAX_MESSAGE_BYTES } from "../../approvals/prompt";
 import { MAX_CREATE_BYTES } from "../../approvals/protocol.routes";
 import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, requestIdOf, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
@@ -97,18 +97,18 @@ describe("create", () => {
     ["message one byte over the cap", (b) => (b.message = "x".repeat(MAX_MESSAGE_BYTES + 1)), new RegExp(`message.*${MAX_MESSAGE_BYTES} bytes`)],
     ["message over the cap in multibyte characters", (b) => (b.message = "€".repeat(Math.floor(MAX_MESSAGE_BYTES / 3) + 1)), new RegExp(`message.*${MAX_MESSAGE_BYTES} bytes`)],
     ["schema not an object schema", (b) => (b.requestedSchema = { type: "array", items: { type: "string" } }), /requestedSchema/],
-    ["nested object property", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.to = { type: "object", properties: {} }), /requestedSchema\.properties\.to/],
+    ["nested object property", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.to = { type: "object", properties: {} }), /requestedSchema\.properties\[key 2\]/],
     [
       "property holding a nested schema",
       (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.list = { type: "string", items: { type: "string" } }),
-      /requestedSchema\.properties\.list/,
+      /requestedSchema\.properties\[key 2\]/,
     ],
     ["no confirm property", (b) => (b.requestedSchema = { type: "object", properties: { ok: { type: "boolean" } } }), /confirm/],
     ["confirm not a boolean", (b) => ((b.requestedSchema as { properties: Record<string, unknown> }).properties.confirm = { type: "string" }), /confirm/],
     [
       "required field the page cannot answer",
       (b) => Object.assign(b.requestedSchema as object, { properties: { confirm: { type: "boolean" }, note: { type: "string" } }, required: ["confirm", "note"] }),
-      /required.*note/,
+      /required\[1\]: only "confirm" may be required/,
     ],
     ["no _meta", (b) => delete b._meta, /_meta/],
     ["no request id", (b) => delete (b._meta as Record<string, unknown>)["com.pulsemcp/request-id"], /request-id/],
@@ -128,6 +128,49 @@ describe("create", () => {
     const response = await createPrompt(elicitationUrl, body);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toMatch(reason);
+  });
+
+  // R-APPR-8: a reason names what was wrong, never what was sent. Each body carries the mark where a caller chose a key or a value.
+  const MARK = "Echo-Mark";
+  const schemaWith =
+    (extra: Record<string, unknown>, top: Record<string, unknown> = {}) =>
+    (b: Record<string, unknown>) => {
+      b.requestedSchema = { type: "object", properties: { confirm: { type: "boolean" }, ...extra }, required: ["confirm"], ...top };
+    };
+  const echoes: [string, (b: Record<string, unknown>) => void, RegExp][] = [
+    ["a property name that is not one", schemaWith({ [`<script>${MARK}${"A".repeat(100)}`]: { type: "string" } }), /^requestedSchema\.properties\[key 2\]: /],
+    ["a required name that is no property", schemaWith({}, { required: ["confirm", `${MARK}<b>`] }), /^requestedSchema\.required\[1\]: names no property$/],
+    [
+      "a required name that is a property other than confirm",
+      schemaWith({ [MARK]: { type: "string" } }, { required: ["confirm", MARK] }),
+      /^requestedSchema\.required\[1\]: only "confirm" may be required/,
+    ],
+    ["a default past its cap under a property name", schemaWith({ [MARK]: { type: "string", default: "x".repeat(MAX_DEFAULT_CHARS + 1) } }), /^requestedSchema\.properties\[key 2\]\.default: /],
+    [
+      "a keyword a list does not take",
+      schemaWith({ [MARK]: { type: "array", items: { type: "string", enum: ["a"] }, [MARK]: 1 } }),
+      /^requestedSchema\.properties\[key 2\]: holds a keyword it does not take$/,
+    ],
+    [
+      "a keyword a list's items do not take",
+      schemaWith({ to: { type: "array", items: { type: "string", enum: ["a"], [MARK]: 1 } } }),
+      /^requestedSchema\.properties\[key 2\]\.items: holds a keyword it does not take$/,
+    ],
+    ["a nested schema under an unknown keyword", schemaWith({}, { [MARK]: { x: 1 } }), /^requestedSchema\[key 4\]: /],
+    ["an unknown keyword's long value", schemaWith({}, { [`x-${MARK}`]: "y".repeat(2000) }), /^requestedSchema\[key 4\]: /],
+    ["a property type that is not one", schemaWith({ a: { type: MARK } }), /^requestedSchema\.properties\[key 2\]: /],
+    ["a request id that is not a path segment", (b) => ((b._meta as Record<string, unknown>)["com.pulsemcp/request-id"] = `${MARK}/x`), /request-id/],
+  ];
+
+  it.each(echoes)("refuses %s naming where it is, never echoing it", async (_name, mutate, reason) => {
+    const { elicitationUrl } = await mint(svc.origin);
+    const body = createBody();
+    mutate(body);
+    const response = await createPrompt(elicitationUrl, body);
+    expect(response.status).toBe(400);
+    const error = ((await response.json()) as { error: string }).error;
+    expect(error).toMatch(reason);
+    expect(error.toLowerCase()).not.toContain(MARK.toLowerCase());
   });
 
   it("accepts the limits themselves: a message at the byte cap and an expiry 23 hours ahead", async () => {

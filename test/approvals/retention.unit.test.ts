@@ -1,7 +1,7 @@
-// Covers storage lifetime: a decided or expired prompt is deleted a retention period later (the session's alarm), and an empty session after it.
+// Covers storage lifetime: a decided or expired prompt is deleted a retention period later (the session's alarm), and an empty session after it; a deleted prompt's request id stays used.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { decidePrompt, listPrompts } from "../../approvals/dev-api.mjs";
-import { DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
+import { createBody, createPrompt, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
 
 const RETENTION_S = 2;
 let svc: Running;
@@ -65,4 +65,24 @@ it("deletes decided and expired prompts after the retention period, then the emp
   const page = await fetch(reviewUrl);
   expect(page.status).toBe(404);
   expect(await page.text()).toContain("This session no longer exists.");
+}, 60_000);
+
+it("a request id stays used after the retention period deleted its prompt", async () => {
+  const { elicitationUrl, sessionId } = await mint(svc.origin);
+  const options = { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN };
+  // A pending prompt keeps the session alive while the decided one is deleted.
+  await newPrompt(elicitationUrl, { expiresInMs: 60_000 });
+  const decided = await newPrompt(elicitationUrl);
+  await decidePrompt(sessionId, decided, "decline", options);
+  const left = await until(
+    () => listPrompts(sessionId, options),
+    (v) => !v.some((p) => p.requestId === decided),
+    20_000,
+  );
+  expect(left.map((p) => p.requestId)).not.toContain(decided);
+  expect((await poll(elicitationUrl, decided)).status).toBe(404);
+  // R-APPR-8: the id is spent for good; a create under it is refused, and its poll still answers for nothing.
+  const again = await createPrompt(elicitationUrl, createBody({ requestId: decided }));
+  expect(again.status).toBe(409);
+  expect((await poll(elicitationUrl, decided)).status).toBe(404);
 }, 60_000);

@@ -68,7 +68,8 @@ describe("the largest legal send on the review page", () => {
       ...rest.map((entry): [string, string] => ["Bcc:", asShown(entry)]),
       ["Subject:", send.subject],
       ["In reply to message:", "msg-person-2"],
-      ...send.filenames.map((name): [string, string] => ["Attachment:", `${name} (1024.0 KB)`]),
+      ["Text body:", "23 B"],
+      ...send.filenames.map((name): [string, string] => ["Attachment:", `${name} (application/octet-stream, 1024.0 KB)`]),
     ]);
     const message = await card.getByTestId("prompt-message").innerText();
     expect(message).toContain("gmail-rw-external: This will send an email from person@example.com to 50 recipient(s) with 10 attachment(s).");

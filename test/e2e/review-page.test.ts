@@ -121,6 +121,7 @@ describe("the review page", () => {
       ["To:", "ada@example.com"],
       ["Cc:", "bob@example.com"],
       ["Subject:", subject],
+      ["Text body:", "32 B"],
     ]);
     // The body is the caller's free text and is never shown.
     expect(message).not.toContain("Hello from the review page test.");
@@ -180,8 +181,9 @@ describe("the review page", () => {
       ["To:", "grace.hopper@navy.example.com (name: Grace Hopper)"],
       ["Cc:", "byron@example.com (name: Lovelace, Byron)"],
       ["Subject:", subject],
-      ["Attachment:", "contract-final.pdf (17 B)"],
-      ["Attachment:", "annex A.txt (5 B)"],
+      ["Text body:", "43 B"],
+      ["Attachment:", "contract-final.pdf (application/pdf, 17 B)"],
+      ["Attachment:", "annex A.txt (text/plain, 5 B)"],
     ]);
     // The body is not a value the call's card shows, and the card shows no value the call does not carry.
     expect(await card.getByTestId("prompt-message").innerText()).not.toContain("signed copy");
@@ -199,7 +201,7 @@ describe("the review page", () => {
     expect(sent.cc).toEqual(shownAddresses("Cc:"));
     expect(sent.bcc).toEqual([]);
     expect(sent.subject).toBe(pairs.find(([l]) => l === "Subject:")?.[1]);
-    expect(sent.attachments.map((a) => a.filename)).toEqual(pairs.filter(([l]) => l === "Attachment:").map(([, v]) => v.replace(/ \(\d+ B\)$/, "")));
+    expect(sent.attachments.map((a) => a.filename)).toEqual(pairs.filter(([l]) => l === "Attachment:").map(([, v]) => v.replace(/ \([^,]+, \d+ B\)$/, "")));
     // The names as Gmail holds the sent message, read back through the same mount.
     const reader = await connectModern("gmail-rw-external", bearer(TOKENS.session));
     const read = await reader.callTool("get_message", { message_id: sent.id }).finally(() => reader.close());

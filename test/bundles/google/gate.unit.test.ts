@@ -187,6 +187,7 @@ describe("the mailbox handed to the tools", { timeout: 60_000 }, () => {
     subject: "direct",
     subjectFrom: "caller",
     text: "t",
+    inForm: { text: true, html: false },
     bodySha256: "x",
     attachments: [],
   });

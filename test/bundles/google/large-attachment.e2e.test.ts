@@ -51,7 +51,7 @@ describe("issue 15 #4: a 6 MB attachment through the upload path", () => {
       .finally(() => client.close());
     call.catch(() => {});
     const prompt = await waitForPendingPrompt(session.sessionId, { timeoutMs: 60_000 });
-    expect(prompt.message).toContain(`  Attachment: ${name} (5.7 MB)`);
+    expect(prompt.message).toContain(`  Text body: 9 B\n  Attachment: ${name} (application/octet-stream, 5.7 MB)`);
     // Nothing reached Gmail's send endpoints while the person had not decided.
     expect((await fake.get<RecordedGmailRequest[]>("requests")).filter((r) => r.method === "POST" && (r.path === UPLOAD || r.path === INLINE))).toEqual([]);
     await decidePrompt(session.sessionId, prompt.requestId, "accept");

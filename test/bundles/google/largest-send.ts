@@ -5,7 +5,7 @@
 // grows with it (docs/rules.md R-LIMIT-1).
 import { MAX_ATTACHMENT_BYTES, sanitizeFilename } from "../../../bundles/google/google.attachments";
 import { GMAIL_ID } from "../../../bundles/google/google.mailbox";
-import { type Address, parseAddress } from "../../../bundles/google/google.mime";
+import { type Address, MIME_TYPE, parseAddress } from "../../../bundles/google/google.mime";
 import { type ComposeTarget, type DraftTarget, humanSize, MAX_RECIPIENTS, SendEmailSchema } from "../../../bundles/google/google.send";
 import { MAX_SLUG_CHARS } from "../../../contract/slug";
 
@@ -147,10 +147,24 @@ export function longestSlugAndFrom(limits: SendLimits): { slug: string; from: st
   return { slug: "s".repeat(MAX_SLUG_CHARS), from: longestAddress(limits, Number.POSITIVE_INFINITY, 99) };
 }
 
-/** What the largest legal send resolves to, as sendPrompt reads it: the longest slug and mailbox, a reply at the longest id. */
+/** The longest MIME type MIME_TYPE accepts, shown on each attachment's line: its type and its subtype each at their limit. */
+export function longestMimeType(): string {
+  const type = largest((n) => MIME_TYPE.test(`${"t".repeat(n)}/s`), 1000);
+  const subtype = largest((n) => MIME_TYPE.test(`t/${"s".repeat(n)}`), 1000);
+  return `${"t".repeat(type)}/${"s".repeat(subtype)}`;
+}
+
+/** A body whose size as shown ("1023.6 KB") is as long as humanSize writes one: three-byte characters, within the schema's length. */
+const longestSizedBody = () => threeByte(0).repeat(349_400);
+
+/**
+ * What the largest legal send resolves to, as sendPrompt reads it: the longest slug and mailbox, a reply at the longest id,
+ * both bodies too large for the form (each then said so on its line), every attachment of the longest MIME type.
+ */
 export function largestComposeTarget(limits: SendLimits = sendLimits()): ComposeTarget {
   const send = largestSend(limits);
   const { slug, from } = longestSlugAndFrom(limits);
+  const mimeType = longestMimeType();
   const [first, ...rest] = send.entries.map(parseAddress);
   return {
     kind: "compose",
@@ -161,10 +175,12 @@ export function largestComposeTarget(limits: SendLimits = sendLimits()): Compose
     bcc: rest,
     subject: send.subject,
     subjectFrom: "caller",
-    text: "t",
+    text: longestSizedBody(),
+    html: longestSizedBody(),
+    inForm: { text: false, html: false },
     bodySha256: "0".repeat(64),
     reply: { messageId: "m".repeat(limits.replyIdChars), threadId: "t" },
-    attachments: send.filenames.map((name) => ({ filename: sanitizeFilename(name), mimeType: "application/octet-stream", bytes: new Uint8Array(send.attachmentBytes), sha256: "0".repeat(64) })),
+    attachments: send.filenames.map((name) => ({ filename: sanitizeFilename(name), mimeType, bytes: new Uint8Array(send.attachmentBytes), sha256: "0".repeat(64) })),
   };
 }
 

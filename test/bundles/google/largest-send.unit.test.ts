@@ -30,7 +30,8 @@ describe("issue 15 #3: the largest legal send through the bundle", () => {
     expect(shown("Bcc")).toEqual(send.entries.slice(1).map(asShown));
     expect(shown("Subject")).toEqual([send.subject]);
     expect(shown("In reply to message")).toEqual(["msg-person-2"]);
-    expect(shown("Attachment")).toEqual(send.filenames.map((f) => `${f} (1024.0 KB)`));
+    expect(shown("Text body")).toEqual(["23 B"]);
+    expect(shown("Attachment")).toEqual(send.filenames.map((f) => `${f} (application/octet-stream, 1024.0 KB)`));
 
     const [sent, ...more] = h.fake.store.outbox;
     expect(more).toEqual([]);

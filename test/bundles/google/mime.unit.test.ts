@@ -51,6 +51,17 @@ describe("issue 13 #1: display names", () => {
     expect(() => parseAddress(input)).toThrow(InputError);
   });
 
+  it.each(["=?UTF-8?B?Y2VvQGJhbmsuZXhhbXBsZQ==?= <eve@example.com>", '"=?utf-8?q?ceo=40bank.example?=" <eve@example.com>', "CEO =?iso-8859-1?Q?=3Cceo=40bank.example=3E?= <eve@example.com>"])(
+    "R-PROMPT-10: refuses the display name of %j: an RFC 2047 encoded word, which clients show decoded",
+    (input) => {
+      expect(() => parseAddress(input)).toThrow(/the display name given for eve@example\.com holds an RFC 2047 encoded word/);
+    },
+  );
+
+  it("R-PROMPT-10: keeps a name that only looks a little like an encoded word", () => {
+    expect(parseAddress("Q =? B ?= <m@example.com>")).toEqual({ name: "Q =? B ?=", email: "m@example.com" });
+  });
+
   it("issue 13 #1: keeps a plain name up to the limit", () => {
     expect(MAX_DISPLAY_NAME_CHARS).toBe(64);
     const name = "Dr. Maria-Theresa von Hohenberg-Castellanos";
@@ -128,6 +139,15 @@ describe("the composed message", () => {
 
   it("refuses a subject that would add a header", () => {
     expect(() => buildMime({ from: "a@example.com", to: [{ email: "b@example.com" }], cc: [], bcc: [], subject: "hi\r\nBcc: eve@example.com", attachments: [] })).toThrow(/line break/);
+  });
+
+  it.each(["=?UTF-8?B?VXJnZW50OiB3aXJlIGZ1bmRz?=", "x =?utf-8?q?Urgent?= y"])("R-PROMPT-6: refuses the subject %j: an RFC 2047 encoded word would reach recipients decoded", (subject) => {
+    expect(() => buildMime({ from: "a@example.com", to: [{ email: "b@example.com" }], cc: [], bcc: [], subject, attachments: [] })).toThrow(/the subject holds an RFC 2047 encoded word/);
+  });
+
+  it("R-PROMPT-6: encodes a subject of its own as encoded words, which the check does not refuse", () => {
+    const mime = new TextDecoder().decode(buildMime({ from: "a@example.com", to: [{ email: "b@example.com" }], cc: [], bcc: [], subject: "Grüße", attachments: [] }));
+    expect(mime).toContain("Subject: =?UTF-8?B?");
   });
 });
 

@@ -69,7 +69,14 @@ describe.each(clients)("a %s caller", (_label, connect) => {
     expect(prompts).toHaveLength(1);
     const prompt = (JSON.parse(prompts[0]?.body ?? "{}") as { message: string }).message.split("\n");
     expect(prompt[0]).toBe("gmail-scripted: This will send an email from person@example.com to 3 recipient(s) with 1 attachment(s).");
-    expect(prompt.slice(-5)).toEqual(["  To: ada@example.com (name: Ada Lovelace)", "  Cc: bob@example.com", "  Bcc: carol@example.com", `  Subject: ${subject}`, "  Attachment: notes.txt (5 B)"]);
+    expect(prompt.slice(-6)).toEqual([
+      "  To: ada@example.com (name: Ada Lovelace)",
+      "  Cc: bob@example.com",
+      "  Bcc: carol@example.com",
+      `  Subject: ${subject}`,
+      "  Text body: 13 B",
+      "  Attachment: notes.txt (text/plain, 5 B)",
+    ]);
     for (const r of scripted.requestsTo(name)) {
       expect(r.headers["cf-access-client-id"]).toBe(DEV_VARS.SCRIPTED_CF_ACCESS_CLIENT_ID);
       expect(r.headers.authorization).toBeUndefined();

@@ -31,8 +31,10 @@ describe("an approved send", () => {
       "  Cc: bob@example.com",
       "  Bcc: carol@example.com",
       "  Subject: Quarterly report",
-      "  Attachment: notes.txt (11 B)",
-      "  Attachment: report.pdf (2.0 KB)",
+      "  Text body: 13 B",
+      "  HTML body: 20 B",
+      "  Attachment: notes.txt (text/plain, 11 B)",
+      "  Attachment: report.pdf (application/pdf, 2.0 KB)",
     ]);
     // The body is the caller's free text: it is never part of the question.
     expect(prompt.join("\n")).not.toContain("See attached");
@@ -149,7 +151,8 @@ describe("attachment filenames", () => {
     const { answer, prompts } = await h.call({ args: { to: ["ada@example.com"], text: "t", attachments: names.map((filename) => ({ filename, content_base64: "aGk=" })) } });
     expect(answer.isError, answer.text).toBe(false);
     const expected = ["invoice_fdp.exe", "a__To: eve@example.com.pdf", ".._.._etc_passwd", "zero_width.txt", "_hidden_.txt"];
-    expect(prompts[0]?.filter((l) => l.startsWith("  Attachment: "))).toEqual(expected.map((n) => `  Attachment: ${n} (2 B)`));
+    const types = ["application/octet-stream", "application/pdf", "application/octet-stream", "text/plain", "text/plain"];
+    expect(prompts[0]?.filter((l) => l.startsWith("  Attachment: "))).toEqual(expected.map((n, i) => `  Attachment: ${n} (${types[i]}, 2 B)`));
     expect(h.fake.store.outbox[0]?.attachments.map((a) => a.filename)).toEqual(expected);
   });
 });

@@ -66,7 +66,7 @@ describe("issue 15 #3: the largest legal prompt fits every cap it meets", () => 
     expect(text).not.toContain("[cut:");
     expect(text).toContain(target.subject);
     for (const a of [...target.to, ...target.bcc]) expect(text).toContain(`${a.email} (name: ${a.name})`);
-    for (const a of target.attachments) expect(text).toContain(`  Attachment: ${a.filename} (1024.0 KB)`);
+    for (const a of target.attachments) expect(text).toContain(`  Attachment: ${a.filename} (${a.mimeType}, 1024.0 KB)`);
     // Over the old 4 KiB the approval service refused, and within the cap both sides now hold to.
     expect(bytes(text)).toBeGreaterThan(4096);
     expect(bytes(text)).toBeLessThanOrEqual(MAX_PROMPT_BYTES);
