@@ -85,7 +85,17 @@ describe("issue 26: the review's examples render apart", () => {
     const send = (subject: string) =>
       buildPrompt(
         "gmail-rw-external",
-        sendPrompt({ kind: "compose", from: "person@example.com", to: ["bob@example.com"], cc: [], bcc: [], subject, subjectFrom: "caller", attachments: [], inForm: { text: true, html: true } } as unknown as SendTarget),
+        sendPrompt({
+          kind: "compose",
+          from: "person@example.com",
+          to: ["bob@example.com"],
+          cc: [],
+          bcc: [],
+          subject,
+          subjectFrom: "caller",
+          attachments: [],
+          inForm: { text: true, html: true },
+        } as unknown as SendTarget),
       ).split("\n");
     expect(send("Invoice  due")).toContain(`  Subject: Invoice${SPACE_MARK}${SPACE_MARK}due`);
     expect(send("Invoice\tdue")).toContain("  Subject: Invoice\\tdue");
