@@ -305,6 +305,7 @@ describe("the production rehearsal", () => {
       expect(await valuePairs(card)).toEqual([
         ["To:", "grace@example.com"],
         ["Subject:", subject],
+        ["Text body:", "41 B"],
       ]);
       const requestId = await card.getAttribute("data-request-id");
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
