@@ -5,7 +5,7 @@
 import { MAX_REQUEST_BYTES_CEILING, readCappedBytes } from "../../contract/body";
 import { replaceUnsafe } from "../../contract/text";
 import { checkPrefix, checkUnderPrefix } from "../../contract/url-policy";
-import { InputError, MIME_TYPE } from "./google.mime";
+import { ENCODED_WORD_PROBLEM, hasEncodedWord, InputError, MIME_TYPE } from "./google.mime";
 
 export const MAX_ATTACHMENTS = 10;
 /** All attachments together, decoded: keeps the encoded message under Gmail's 25 MB attachment limit. */
@@ -170,16 +170,19 @@ async function sha256(bytes: Uint8Array): Promise<string> {
 export async function materialize(specs: readonly AttachmentSpec[], env: Record<string, unknown>, signal: AbortSignal, doFetch: Fetch = (i, init) => fetch(i, init)): Promise<Attachment[]> {
   if (specs.length > MAX_ATTACHMENTS) throw new InputError(`at most ${MAX_ATTACHMENTS} attachments can be sent`);
   // Check every spec before fetching anything, so one bad entry costs no download.
-  const checked = specs.map((spec) => {
+  const checked = specs.map((spec, i) => {
     if ((spec.url === undefined) === (spec.content_base64 === undefined)) throw new InputError("each attachment needs exactly one of url and content_base64");
     if (spec.mime_type !== undefined && !MIME_TYPE.test(spec.mime_type)) throw new InputError("an attachment's mime_type is not a MIME type (type/subtype)");
+    let url: URL | undefined;
     if (spec.url !== undefined) {
       const verdict = checkAttachmentUrl(spec.url, attachmentUrlPrefixes(env));
       if (!verdict.ok) throw new InputError(verdict.why);
-      return { spec, url: verdict.url };
-    }
-    if (spec.filename === undefined || spec.filename.trim() === "") throw new InputError("an attachment given as content_base64 needs a filename");
-    return { spec, url: undefined };
+      url = verdict.url;
+    } else if (spec.filename === undefined || spec.filename.trim() === "") throw new InputError("an attachment given as content_base64 needs a filename");
+    // The name goes out as it is when it is ASCII, and recipients' clients decode an encoded word in it: the card would
+    // show "=?UTF-8?B?...?=" where the recipient reads another name.
+    if (hasEncodedWord(sanitizeFilename(spec.filename ?? (url === undefined ? "" : nameFromUrl(url))))) throw new InputError(`attachment ${i + 1}'s file name ${ENCODED_WORD_PROBLEM}`);
+    return { spec, url };
   });
   const out: Attachment[] = [];
   let total = 0;

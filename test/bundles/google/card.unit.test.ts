@@ -89,6 +89,13 @@ describe("an RFC 2047 encoded word is refused before anyone is asked", () => {
     await refused({ to: [`${name} <eve@example.com>`], subject: "s", text: "t" }, /^Not done: the display name given for eve@example\.com holds an RFC 2047 encoded word/, name);
   });
 
+  it("R-PROMPT-4: refuses an attachment whose file name holds an encoded word before anything is downloaded, and sends nothing", async () => {
+    const word = "=?UTF-8?B?aW52b2ljZS5wZGYuZXhl?=";
+    const attachments = [{ url: `${h.fake.base}/_fake/files/report.pdf?bytes=16&type=application/pdf` }, { filename: word, content_base64: btoa("b") }];
+    await refused({ to: ["ada@example.com"], subject: "s", text: "t", attachments }, /^Not done: attachment 2's file name holds an RFC 2047 encoded word/, word);
+    expect(h.fake.store.fileRequests).toEqual([]);
+  });
+
   it("R-PROMPT-11: refuses a reply whose default subject, from the original mail, holds an encoded word; the caller's own subject is sent", async () => {
     const original = h.fake.store.accounts.get(PERSON.email)?.messages.get("msg-person-2");
     if (original === undefined) throw new Error("the seed has no msg-person-2");
