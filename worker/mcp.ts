@@ -52,6 +52,7 @@ export interface GatewayRequest {
   callerStream?: Promise<ProbedStream | undefined>;
 }
 
+const encoder = new TextEncoder();
 const LIST_PAGE_LIMIT = 20;
 /**
  * The most a tools/list reads of its mounts' answers, all pages of all mounts together (each mount a share of it): a
@@ -497,6 +498,13 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
         modes: callerModes,
       });
       round += retry.asked;
+      // The retry carries the call's arguments and every answer so far: held to the slug's own cap, as a 2026-07-28
+      // caller's retry is (R-FWD-8), though each answer came in under the default one (R-PUSH-2).
+      const retryBytes = encoder.encode(JSON.stringify({ name: tool, arguments: params.arguments, ...retry.params })).byteLength;
+      if (retryBytes > server.maxRequestBytes) {
+        gw.log.outcome = "client_answer_too_large";
+        throw new RpcError(RpcCode.InvalidRequest, `the answers to server "${server.slug}"'s questions make its call larger than the ${server.maxRequestBytes} bytes it takes; nothing was done`);
+      }
       answer = checked(await ask(retry.params));
     }
     if (isInputRequired(answer.result)) {

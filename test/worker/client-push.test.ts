@@ -23,6 +23,7 @@ servers:
   - { slug: asker, kind: bundle, bundle: ASKER, path: /asker, entitlements: [user], confirmations: true, clientQuestions: true, timeoutMs: 20000 }
   - { slug: brief, kind: bundle, bundle: ASKER, path: /asker, entitlements: [user], confirmations: true, clientQuestions: true, timeoutMs: 1500 }
   - { slug: service, kind: bundle, bundle: ASKER, path: /asker, entitlements: [user], confirmations: true, timeoutMs: 20000 }
+  - { slug: small, kind: bundle, bundle: ASKER, path: /asker, entitlements: [user], confirmations: true, clientQuestions: true, timeoutMs: 20000, maxRequestBytes: 65536 }
 `;
 
 /** What each call to the mount carried; the mount's questions per call come from `questions`. */
@@ -392,6 +393,29 @@ describe("R-PUSH-3: nobody else is asked at the client, and a call that ends fir
     expect(big.status).toBe(413);
     expect((await answerPost(PERSON, session, first?.id)).status).toBe(202);
     expect(await next()).toMatchObject({ result: { content: [{ text: expect.stringContaining("acted on") }] } });
+  });
+
+  it("answers that would make the retry larger than the slug's own cap end the call saying so, and the mount is not called again; one byte within it is retried", async () => {
+    const session = await initialize(PERSON, { elicitation: {} });
+    // The retry's params as the gateway sends them: the name, the arguments and the answers; the note fills them to `size` bytes.
+    const retrySize = (note: string) =>
+      new TextEncoder().encode(
+        JSON.stringify({ name: "write", arguments: { note: "n" }, inputResponses: { strad_confirm: { action: "accept", content: { confirm: true, note } } }, requestState: "s1" }),
+      ).byteLength;
+    const filling = (size: number) => "x".repeat(size - retrySize(""));
+    questions = [ask("s1")];
+    const over = await callAndFirst(PERSON, session, { slug: "small" });
+    expect((await answerPost(PERSON, session, over.first?.id, { action: "accept", content: { confirm: true, note: filling(65_537) } })).status).toBe(202);
+    expect(await over.next()).toMatchObject({
+      error: { code: RpcCode.InvalidRequest, message: 'the answers to server "small"\'s questions make its call larger than the 65536 bytes it takes; nothing was done' },
+    });
+    expect(calls).toHaveLength(1);
+    calls = [];
+    questions = [ask("s1")];
+    const within = await callAndFirst(PERSON, session, { slug: "small", id: 8 });
+    expect((await answerPost(PERSON, session, within.first?.id, { action: "accept", content: { confirm: true, note: filling(65_536) } })).status).toBe(202);
+    expect(await within.next()).toMatchObject({ result: { content: [{ text: expect.stringContaining("acted on") }] } });
+    expect(calls).toHaveLength(2);
   });
 
   it("a cancel of the call while its question is open ends it Cancelled; the answer after it reaches nothing", async () => {
