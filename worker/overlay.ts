@@ -222,9 +222,22 @@ export function readWithin(s: OverlayStore, ms: number): Promise<{ version: numb
   return Promise.race([Promise.resolve().then(() => s.read()), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** The slugs an overlay's text changes, as far as it can be read: a `change` list of entries naming a slug. */
+function changedSlugs(text: string | null): string[] {
+  if (text === null) return [];
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!isRecord(data) || !Array.isArray(data.change)) return [];
+  return data.change.flatMap((c) => (isRecord(c) && typeof c.slug === "string" ? [c.slug] : []));
+}
+
 /**
  * An isolate's view of the effective roster, read at most once per `ttlMs` (R-RT-2), each read bounded by
- * `readTimeoutMs`. A bad overlay serves the base (R-RT-6). A read that fails or times out keeps the last good view
+ * `readTimeoutMs`. A bad overlay serves the base less the slugs it changes (R-RT-6). A read that fails or times out keeps the last good view
  * this isolate had (fail closed: a runtime narrowing of entitlements is not undone by an outage), the base only when
  * it never had one. Each is logged once until a read succeeds, naming the rule and never a value.
  */
@@ -249,9 +262,16 @@ export function overlayReader(
     lastBad = key;
   };
 
-  const fallback = (version: number, reason: string): EffectiveView => {
-    say(`${version}:${reason}`, { version, reason, serving: "base roster" });
-    return { ...baseView, version };
+  /**
+   * A bad overlay's view: the base, less every checked-in slug the overlay changes. A change that no longer applies (a
+   * redeploy made the overlay invalid) may have narrowed who reaches the slug, so the slug is withheld until the
+   * overlay is fixed or reset, never served wider than the operator left it (R-RT-6).
+   */
+  const fallback = (version: number, reason: string, changed: readonly string[] = []): EffectiveView => {
+    const withheld = base.servers.filter((s) => changed.includes(s.slug)).map((s) => s.slug);
+    say(`${version}:${reason}`, { version, reason, serving: withheld.length === 0 ? "base roster" : `base roster without ${withheld.join(", ")} (their runtime changes no longer apply)` });
+    if (withheld.length === 0) return { ...baseView, version };
+    return { roster: { ...base, servers: base.servers.filter((s) => !withheld.includes(s.slug)) }, runtime: new Map(), version };
   };
 
   const unreadable = (reason: string): EffectiveView => {
@@ -268,9 +288,11 @@ export function overlayReader(
       return unreadable(error instanceof Error && error.message === "timed out" ? `the overlay read took longer than ${readTimeoutMs} ms` : "the overlay could not be read");
     }
     const parsed = parseOverlay(read.text);
-    if (!parsed.ok) return fallback(read.version, describeRefusal(parsed.refusal));
+    if (!parsed.ok) return fallback(read.version, describeRefusal(parsed.refusal), changedSlugs(read.text));
     const effective = await applyOverlay(base, parsed.overlay);
-    if (!effective.ok) return fallback(read.version, effective.refusal.code === "SCHEMA" ? "the merged roster fails the schema" : effective.refusal.code);
+    if (!effective.ok) {
+      return fallback(read.version, effective.refusal.code === "SCHEMA" ? "the merged roster fails the schema" : effective.refusal.code, changedSlugs(read.text));
+    }
     lastBad = undefined;
     lastGood = { roster: effective.roster, runtime: effective.runtime, version: read.version };
     return lastGood;

@@ -400,12 +400,12 @@ describe("every isolate serves a write within OVERLAY_TTL_MS", () => {
 
 describe("a bad overlay never takes the gateway down", () => {
   it.each([
-    ["garbage", "\u0000not json{"],
-    ["the wrong shape", JSON.stringify({ servers: [] })],
-    ["an entry failing the schema", JSON.stringify({ add: [{ ...NEW_REMOTE, timeoutMs: "soon" }], change: [] })],
-    ["a guard key written past the API", JSON.stringify({ add: [], change: [{ slug: "plain", confirmations: true }] })],
-    ["a frozen key written past the API", JSON.stringify({ add: [], change: [{ slug: "remote", url: "https://evil.example/mcp" }] })],
-  ])("an overlay holding %s: /mcp answers from the base roster and one log line says so", async (_what, text) => {
+    ["garbage", "\u0000not json{", []],
+    ["the wrong shape", JSON.stringify({ servers: [] }), []],
+    ["an entry failing the schema", JSON.stringify({ add: [{ ...NEW_REMOTE, timeoutMs: "soon" }], change: [] }), []],
+    ["a guard key written past the API", JSON.stringify({ add: [], change: [{ slug: "plain", confirmations: true }] }), ["plain"]],
+    ["a frozen key written past the API", JSON.stringify({ add: [], change: [{ slug: "remote", url: "https://evil.example/mcp" }] }), ["remote"]],
+  ] as const)("an overlay holding %s: /mcp answers from the base roster, less the slugs it changes, and one log line says so", async (_what, text, withheld) => {
     const store = new MemoryOverlay();
     store.version = 7;
     store.text = text;
@@ -421,10 +421,30 @@ describe("a bad overlay never takes the gateway down", () => {
     // Read twice, said once: the same bad version is not repeated every OVERLAY_TTL_MS.
     expect(store.reads).toBe(2);
     expect(fallbacks).toHaveLength(1);
-    expect(JSON.parse(fallbacks[0] as string)).toMatchObject({ version: 7, serving: "base roster" });
+    const serving = withheld.length === 0 ? "base roster" : `base roster without ${withheld.join(", ")} (their runtime changes no longer apply)`;
+    expect(JSON.parse(fallbacks[0] as string)).toMatchObject({ version: 7, serving });
     expect(fallbacks[0]).not.toContain("evil.example");
-    // The runtime entry is not served; the base's are.
+    // The runtime entry is not served, nor a checked-in slug the overlay changed; the base's others are.
     expect((await serve(gateway, list("added"), env(store))).status).toBe(400);
+    for (const slug of ["plain", "remote"]) expect((await serve(gateway, list(slug), env(store))).status, slug).toBe((withheld as readonly string[]).includes(slug) ? 400 : 200);
+  });
+
+  it("a runtime narrowing that a redeploy made stop applying withholds its slug, never serves it wider than the operator left it", async () => {
+    const store = new MemoryOverlay();
+    // Written through the API against the first deploy: plain narrowed to ops, and a runtime remote added.
+    const first = createGateway(ROSTER);
+    expect((await serve(first, admin("PATCH", "/servers/plain", { entitlements: ["ops"] }), env(store))).status).toBe(200);
+    expect((await serve(first, admin("POST", "/servers", NEW_REMOTE), env(store))).status).toBe(200);
+    expect((await serve(first, list("plain"), env(store))).status).toBe(400);
+    // The next deploy checks in a slug of the runtime entry's name: the overlay no longer applies.
+    const redeployed = createGateway(`${ROSTER}  - { slug: added, kind: remote-http, url: "https://added.example/mcp", entitlements: [user] }\n`);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + OVERLAY_TTL_MS);
+    // alice (role user) is not let back onto plain, which the operator narrowed to ops; the other slugs answer.
+    expect((await serve(redeployed, list("plain"), env(store))).status).toBe(400);
+    expect((await serve(redeployed, list("waived"), env(store))).status).toBe(200);
+    const line = logged.filter((l) => l.includes('"event":"roster_overlay_fallback"')).at(-1);
+    expect(JSON.parse(line as string)).toMatchObject({ serving: "base roster without plain (their runtime changes no longer apply)" });
   });
 
   it("an object that cannot be read serves the base and says so", async () => {
