@@ -2,7 +2,7 @@
 // makes the edit (docs/rules.md R-PAD-13). Lost means deleted or overwritten, counted in code points on the edit as
 // sent: replacing 1,000 characters with 1,000 others loses 1,000. Per edit, more than MAX_UNASKED_LOSS_CHARS or more
 // than MAX_UNASKED_LOSS_PERCENT of the pad asks. Across edits, the pad's high-water mark (the longest it has been in
-// Rustpad's history since the last edit that removed more than MAX_UNASKED_LOSS_CHARS, which strad never sends
+// Rustpad's history since the last edit that removed more than an edit may unasked, which strad never sends
 // unasked) bounds what small edits can do together: an edit that loses anything and would leave the pad under
 // MIN_KEPT_PERCENT of that mark asks, and so does one that would bring what the edits since then lost, together, past
 // the other half of it (overwrites keep the length: five overwrites of a fifth each would otherwise replace it all).
@@ -65,7 +65,7 @@ export function describeVerdict(verdict: Exclude<LossVerdict, { asks: false }>):
 
 /**
  * The pad's high-water mark, followed over its history: the longest it has been since the last edit that removed
- * more than MAX_UNASKED_LOSS_CHARS, and what the edits since then lost together. Strad never sends such an edit unasked, and Rustpad's transform only ever shrinks
+ * more than an edit may unasked, and what the edits since then lost together. Strad never sends such an edit unasked, and Rustpad's transform only ever shrinks
  * what an edit deletes, so only a person's yes (or a person's own hand in Rustpad) resets the mark; unasked edits
  * never lower it, and cannot together walk the pad down past MIN_KEPT_PERCENT of it.
  */
@@ -74,9 +74,13 @@ export class HighWater {
   /** What the edits since the last large one lost, together (deleted or overwritten, in code points). */
   lost = 0;
 
-  /** Takes one applied edit of the history into account. */
+  /**
+   * Takes one applied edit of the history into account. An edit that removed more than an edit may unasked (past
+   * MAX_UNASKED_LOSS_CHARS, or past MAX_UNASKED_LOSS_PERCENT of the pad) was a person's: approved, or typed in Rustpad;
+   * strad never sends one unasked. What the pad holds after it is where the count starts again.
+   */
   observe(edit: EditMeasure): void {
-    if (edit.loss > MAX_UNASKED_LOSS_CHARS) {
+    if (edit.loss > MAX_UNASKED_LOSS_CHARS || edit.loss * 100 > edit.before * MAX_UNASKED_LOSS_PERCENT) {
       this.mark = edit.after;
       this.lost = 0;
       return;

@@ -71,18 +71,23 @@ describe("the thresholds", () => {
 });
 
 describe("the high-water mark", () => {
-  it("rises with the pad, is not lowered by edits that remove at most 200 characters, and restarts after one that removes more", () => {
+  it("rises with the pad, is not lowered by edits an edit may make unasked, and restarts after one that removes more than 200 characters or 20%", () => {
     const water = new HighWater();
     water.observe({ loss: 0, before: 0, after: 1_000 });
     expect(water.mark).toBe(1_000);
     water.observe({ loss: 200, before: 1_000, after: 800 });
-    expect(water.mark).toBe(1_000);
-    water.observe({ loss: 200, before: 800, after: 600 });
-    expect(water.mark).toBe(1_000);
-    water.observe({ loss: 201, before: 600, after: 399 });
-    expect(water.mark).toBe(399);
-    water.observe({ loss: 0, before: 399, after: 450 });
-    expect(water.mark).toBe(450);
+    expect([water.mark, water.lost]).toEqual([1_000, 200]);
+    water.observe({ loss: 160, before: 800, after: 640 });
+    expect([water.mark, water.lost]).toEqual([1_000, 360]);
+    water.observe({ loss: 201, before: 3_000, after: 2_799 });
+    expect([water.mark, water.lost]).toEqual([2_799, 0]);
+    water.observe({ loss: 0, before: 2_799, after: 2_900 });
+    expect(water.mark).toBe(2_900);
+    // 20% of the pad exactly may go unasked and counts; one character more was a person's, and starts the count again.
+    water.observe({ loss: 20, before: 100, after: 80 });
+    expect([water.mark, water.lost]).toEqual([2_900, 20]);
+    water.observe({ loss: 17, before: 80, after: 63 });
+    expect([water.mark, water.lost]).toEqual([63, 0]);
   });
 });
 
