@@ -237,7 +237,10 @@ function checkCrossFieldRules(roster: z.output<typeof RosterBase>, ctx: z.Refine
         for (const name of new Set(refsIn(raw))) {
           if (name.includes("__"))
             issue(at(field, header), `\${${name}} names a variable in a slug's namespace: write the bare name (this slug's own ${slugNamespace(s.slug)}<NAME> is read first, another slug's never)`);
-          else if (callerSecrets.has(name)) issue(at(field, header), `\${${name}} is a caller's bearer token (callers[].tokenSecret), which goes to no server`);
+          // Read as the slug's own <SLUG>__NAME first (R-CONF-7): a caller's secret under either spelling goes to no server.
+          else if (callerSecrets.has(name) || callerSecrets.has(`${slugNamespace(s.slug)}${name}`)) {
+            issue(at(field, header), `\${${name}} is a caller's bearer token (callers[].tokenSecret), which goes to no server`);
+          }
         }
       }
     }

@@ -198,6 +198,12 @@ describe("config errors name their path", () => {
     expect(errorsOf(withServer(2, { headers: { "x-a": "Bearer ${REMOTE_TOKEN}\t é ~" } }))).toEqual([]);
   });
 
+  it("a header reference that reads a caller's bearer token under the slug's own namespace is refused", () => {
+    const data = withServer(2, { headers: { "x-steal": "${TOKEN}" } });
+    data.callers.push({ id: "s2", kind: "session", roles: ["user"], tokenSecret: "REMOTE__TOKEN" });
+    expectError(data, "servers[2].headers.x-steal", /is a caller's bearer token/);
+  });
+
   it.each<[string, string]>([
     ["another slug's namespaced secret", "${GMAIL_RW__CF_SECRET}"],
     ["the slug's own namespace spelled out", "${REMOTE__TOKEN}"],
