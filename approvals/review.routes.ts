@@ -11,13 +11,17 @@ import { renderErrorPage, renderReviewPage } from "./page/review-page";
 import { identifyPerson } from "./person";
 import { checkEdits, type Json, MAX_DECISION_BYTES, REQUEST_ID } from "./prompt";
 import { PROMPT_REVIEW_BASE } from "./protocol.routes";
-import type { Decision, PromptRecord } from "./session-store";
+import type { Decision, PromptRecord, PromptSummary } from "./session-store";
 import { REVIEW_RECENT } from "./settings";
 import { constantTimeEqual, csrfToken, sessionFromPromptReviewKey, sessionFromReviewKey } from "./tokens";
 
 export const CSRF_HEADER = "x-csrf-token";
 
-export interface PromptView {
+/**
+ * A prompt as the list the page polls every 2 s carries it: what a card shows beside its form, and `createdAt`, which
+ * tells the page the prompt behind a request id changed. Nothing of the schema: the form is fetched once per card.
+ */
+export interface PromptSummaryView {
   requestId: string;
   message: string;
   toolName: string | null;
@@ -27,11 +31,15 @@ export interface PromptView {
   status: PromptRecord["status"];
   decidedAt: number | null;
   decidedBy: string | null;
+  /** On an accepted prompt: the fields the person changed, by name; [] when they changed none. */
+  edited: string[];
+}
+
+/** One prompt whole, its form with the defaults: the per-prompt route's answer, and a decision's. */
+export interface PromptView extends PromptSummaryView {
   confirm: { title: string | null; description: string | null };
   /** The fields the person may edit before accepting (docs/rules.md R-EDIT-2): text, or a list they may only untick. */
   fields: FieldView[];
-  /** On an accepted prompt: the fields the person changed, by name; [] when they changed none. */
-  edited: string[];
 }
 
 export interface FieldView {
@@ -74,8 +82,7 @@ function fieldsOf(schema: PromptRecord["requestedSchema"]): FieldView[] {
   return fields;
 }
 
-function view(p: PromptRecord): PromptView {
-  const confirm = ((p.requestedSchema.properties as Record<string, Record<string, unknown>> | undefined)?.confirm ?? {}) as Record<string, unknown>;
+function listed(p: PromptSummary): PromptSummaryView {
   return {
     requestId: p.requestId,
     message: p.message,
@@ -86,10 +93,29 @@ function view(p: PromptRecord): PromptView {
     status: p.status,
     decidedAt: p.decidedAt,
     decidedBy: p.decidedBy,
+    edited: p.edited,
+  };
+}
+
+function summaryOf(p: PromptRecord): PromptSummary {
+  const { requestedSchema: _schema, content, ...rest } = p;
+  return { ...rest, edited: p.status === "accept" && content !== null ? Object.keys(content).filter((k) => k !== "confirm") : [] };
+}
+
+function view(p: PromptRecord): PromptView {
+  const confirm = ((p.requestedSchema.properties as Record<string, Record<string, unknown>> | undefined)?.confirm ?? {}) as Record<string, unknown>;
+  return {
+    ...listed(summaryOf(p)),
     confirm: { title: typeof confirm.title === "string" ? confirm.title : null, description: typeof confirm.description === "string" ? confirm.description : null },
     fields: fieldsOf(p.requestedSchema),
-    edited: p.status === "accept" && p.content !== null ? Object.keys(p.content).filter((k) => k !== "confirm") : [],
   };
+}
+
+/** One prompt of the page's session, whole, for the card the page builds (a GET: it reads, it decides nothing). */
+async function promptForm(c: AppContext, requestId: string): Promise<Response> {
+  const prompt = REQUEST_ID.test(requestId) ? await sessionStore(c.env, c.var.sessionId).prompt(requestId) : undefined;
+  if (prompt === undefined) return jsonError(404, "There is no such prompt in this session.");
+  return c.json({ now: Date.now(), prompt: view(prompt) }, 200, { "cache-control": "no-store" });
 }
 
 /** Why a decision was refused, in words for the person who clicked. */
@@ -200,8 +226,11 @@ reviewRoutes.get("/review/:key/prompts", async (c) => {
   // Polled every 2 s: every pending prompt (at most 100) and only the most recent settled ones; older ones are counted.
   const page = await sessionStore(c.env, c.var.sessionId).review(REVIEW_RECENT);
   if (page === undefined) return jsonError(404, "This session no longer exists.");
-  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: page.prompts.map(view), olderSettled: page.older }, 200, { "cache-control": "no-store" });
+  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: page.prompts.map(listed), olderSettled: page.older }, 200, { "cache-control": "no-store" });
 });
+
+// The form of one prompt, fetched once per card: the list above carries no schema (R-APPR-17).
+reviewRoutes.get("/review/:key/prompts/:requestId", (c) => promptForm(c, c.req.param("requestId")));
 
 reviewRoutes.post("/review/:key/prompts/:requestId/decision", (c) => decide(c, c.req.param("requestId")));
 
@@ -219,7 +248,13 @@ reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key`, async (c) => {
 reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts`, async (c) => {
   const prompt = await sessionStore(c.env, c.var.sessionId).prompt(c.req.param("requestId"));
   if (prompt === undefined) return jsonError(404, "There is no such prompt in this session.");
-  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: [view(prompt)], olderSettled: 0 }, 200, { "cache-control": "no-store" });
+  return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: [listed(summaryOf(prompt))], olderSettled: 0 }, 200, { "cache-control": "no-store" });
+});
+
+reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts/:shown`, (c) => {
+  // This page shows its own prompt's form and no other.
+  if (c.req.param("shown") !== c.req.param("requestId")) return jsonError(404, "There is no such prompt on this page.");
+  return promptForm(c, c.req.param("requestId"));
 });
 
 reviewRoutes.post(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts/:decided/decision`, (c) => {

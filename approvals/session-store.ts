@@ -28,8 +28,13 @@ export type Missing = "unknown_session" | "unknown_prompt";
 /** `ids_spent`: the session has used all MAX_REQUEST_IDS request ids it records (R-APPR-8). */
 export type CreateResult = { ok: true; evicted: number } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" | "ids_spent" };
 export type PollResult = { ok: true; prompt: PromptRecord; longPoll: boolean } | { ok: false; reason: Missing };
+/**
+ * A prompt as the review page's list carries it: no schema (a form's defaults may be 64 KiB a prompt) and, for an
+ * accepted one, only the names of the fields the person changed. The page fetches one prompt's form on its own.
+ */
+export type PromptSummary = Omit<PromptRecord, "requestedSchema" | "content"> & { edited: string[] };
 /** The review page's view: every pending prompt, the most recent settled ones, and how many older ones it leaves out. */
-export type ReviewList = { prompts: PromptRecord[]; older: number };
+export type ReviewList = { prompts: PromptSummary[]; older: number };
 export type DecideResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing } | { ok: false; reason: "not_pending"; prompt: PromptRecord };
 
 /** What the routes call on a session's stub (the RPC methods below, typed without the Rpc mapping). */
@@ -63,6 +68,31 @@ type Row = {
   created_with_access: number;
   delete_at: number | null;
 };
+
+/** The columns of a summary: every one but the schema, and the accepted content's keys in place of its values. */
+const SUMMARY_COLUMNS = `request_id, message, tool_name, caller_session, created_at, expires_at, status, decided_at, decided_by, polls, access_polls,
+  created_with_access, CASE WHEN status = 'accept' AND content IS NOT NULL
+    THEN (SELECT json_group_array(key) FROM json_each(content) WHERE key != 'confirm') ELSE '[]' END AS edited`;
+
+type SummaryRow = Omit<Row, "schema" | "content" | "delete_at"> & { edited: string };
+
+function toSummary(r: SummaryRow): PromptSummary {
+  return {
+    requestId: r.request_id,
+    message: r.message,
+    toolName: r.tool_name,
+    callerSessionId: r.caller_session,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    status: r.status as PromptStatus,
+    decidedAt: r.decided_at,
+    decidedBy: r.decided_by,
+    polls: r.polls,
+    accessPolls: r.access_polls,
+    createdWithAccess: r.created_with_access === 1,
+    edited: JSON.parse(r.edited) as string[],
+  };
+}
 
 function toRecord(r: Row): PromptRecord {
   return {
@@ -234,12 +264,13 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
   async review(recent: number): Promise<ReviewList | undefined> {
     if (!this.exists()) return undefined;
     this.settle(Date.now());
-    const pending = this.ctx.storage.sql.exec<Row>("SELECT * FROM prompts WHERE status = 'pending' ORDER BY expires_at").toArray();
+    // Never the schemas: 100 pending forms of 64 KiB each would cost megabytes every refresh of every open page.
+    const pending = this.ctx.storage.sql.exec<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM prompts WHERE status = 'pending' ORDER BY expires_at`).toArray();
     const settled = this.ctx.storage.sql
-      .exec<Row>("SELECT * FROM prompts WHERE status != 'pending' ORDER BY coalesce(decided_at, expires_at) DESC, created_at DESC LIMIT ?", Math.max(0, recent))
+      .exec<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM prompts WHERE status != 'pending' ORDER BY coalesce(decided_at, expires_at) DESC, created_at DESC LIMIT ?`, Math.max(0, recent))
       .toArray();
     const all = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM prompts WHERE status != 'pending'").one().n;
-    return { prompts: [...pending, ...settled].map(toRecord), older: Math.max(0, all - settled.length) };
+    return { prompts: [...pending, ...settled].map(toSummary), older: Math.max(0, all - settled.length) };
   }
 
   async decide(requestId: string, decision: Decision): Promise<DecideResult> {

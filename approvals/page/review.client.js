@@ -249,19 +249,14 @@
 
     var form = el("div", { class: "decide", "data-testid": "prompt-actions" });
     var entry;
-    // An edit unticks the box: the tick, and so the Accept, always comes after the last change the diff shows.
-    var editor = editorOf(p, () => {
-      entry.box.checked = false;
-      showDiff(editor);
-      sync(entry);
-    });
-    if (editor !== null) form.appendChild(editor.node);
+    // The form (its fields with their defaults, the confirm box's words) is fetched for this card alone (loadForm):
+    // the list the page polls carries no schema. Until it arrives the box and Accept stay disabled.
+    var loading = el("p", { class: "loading", "data-testid": "prompt-form-loading", role: "status" }, "Loading the form.");
+    form.appendChild(loading);
     var label = el("label", { class: "confirm" });
-    var box = el("input", { type: "checkbox", "data-testid": "prompt-confirm" });
+    var box = el("input", { type: "checkbox", "data-testid": "prompt-confirm", disabled: "" });
     label.appendChild(box);
     var words = el("span", { class: "confirm-text" });
-    words.appendChild(el("span", { class: "confirm-title" }, p.confirm.title || "I confirm this action"));
-    if (p.confirm.description) words.appendChild(el("span", { class: "confirm-description" }, p.confirm.description));
     label.appendChild(words);
     form.appendChild(label);
     var buttons = el("div", { class: "buttons" });
@@ -281,7 +276,24 @@
     card.appendChild(outcome);
     card.appendChild(error);
 
-    entry = { card: card, prompt: p, box: box, accept: accept, decline: decline, left: left, outcome: outcome, error: error, form: form, editor: editor, busy: false };
+    entry = {
+      card: card,
+      prompt: p,
+      box: box,
+      words: words,
+      label: label,
+      loading: loading,
+      accept: accept,
+      decline: decline,
+      left: left,
+      outcome: outcome,
+      error: error,
+      form: form,
+      editor: null,
+      ready: false,
+      fetching: false,
+      busy: false,
+    };
     box.addEventListener("change", () => {
       sync(entry);
     });
@@ -298,6 +310,47 @@
     return entry;
   }
 
+  // The card's form, from one prompt whole: fields with their defaults, then the confirm box's words.
+  function fill(entry, full) {
+    // An edit unticks the box: the tick, and so the Accept, always comes after the last change the diff shows.
+    var editor = editorOf(full, () => {
+      entry.box.checked = false;
+      showDiff(editor);
+      sync(entry);
+    });
+    if (editor !== null) entry.form.insertBefore(editor.node, entry.label);
+    entry.words.appendChild(el("span", { class: "confirm-title" }, full.confirm.title || "I confirm this action"));
+    if (full.confirm.description) entry.words.appendChild(el("span", { class: "confirm-description" }, full.confirm.description));
+    entry.loading.remove();
+    entry.editor = editor;
+    entry.ready = true;
+  }
+
+  // Fetches a pending card's form once; a failure is tried again at the next refresh. A form is taken only for the
+  // prompt the card was built for: another prompt under the id (created at another time) gets a card of its own.
+  function loadForm(entry) {
+    if (entry.ready || entry.fetching || entry.prompt.status !== "pending") return;
+    entry.fetching = true;
+    var id = entry.prompt.requestId;
+    fetch(`${base}/prompts/${encodeURIComponent(id)}`, { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
+      .then((response) => {
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        return response.json();
+      })
+      .then((body) => {
+        var full = body.prompt;
+        if (cards.get(id) !== entry || !full || full.requestId !== id || full.createdAt !== entry.prompt.createdAt) return;
+        fill(entry, full);
+      })
+      .catch(() => {
+        entry.loading.textContent = "The form could not be loaded; retrying.";
+      })
+      .then(() => {
+        entry.fetching = false;
+        sync(entry);
+      });
+  }
+
   function sync(entry) {
     var p = entry.prompt;
     var remaining = p.expiresAt - (Date.now() + clockOffset);
@@ -305,8 +358,9 @@
     entry.card.setAttribute("data-status", p.status === "pending" && !open ? "expired" : p.status);
     entry.left.textContent = p.status === "pending" ? timeLeft(remaining) : "";
     entry.form.hidden = !open;
-    entry.box.disabled = !open || entry.busy;
-    entry.accept.disabled = !open || entry.busy || !entry.box.checked;
+    // Nothing can be ticked or accepted before the card's form arrived: Accept confirms exactly what it showed.
+    entry.box.disabled = !open || entry.busy || !entry.ready;
+    entry.accept.disabled = !open || entry.busy || !entry.ready || !entry.box.checked;
     entry.decline.disabled = !open || entry.busy;
     if (entry.dismiss) entry.dismiss.disabled = !open || entry.busy;
     var edited = entry.editor !== null && Object.keys(editsOf(entry.editor)).length > 0;
@@ -397,6 +451,7 @@
           entry.prompt = p;
         }
         list.appendChild(entry.card);
+        loadForm(entry);
         sync(entry);
       });
     cards.forEach((entry, id) => {

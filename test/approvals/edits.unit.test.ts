@@ -47,6 +47,13 @@ async function promptWith(schema: Record<string, unknown>) {
   return { session, created, requestId: requestIdOf(body) };
 }
 
+/** One prompt's form as the page fetches it for its card: the review JSON's per-prompt route. */
+async function formOf(reviewUrl: string, requestId: string): Promise<{ fields: Record<string, unknown>[] }> {
+  const response = await fetch(`${reviewUrl}/prompts/${requestId}`);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { prompt: { fields: Record<string, unknown>[] } }).prompt;
+}
+
 async function decideWith(reviewUrl: string, requestId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const { csrf } = await reviewPage(reviewUrl);
   const response = await fetch(`${reviewUrl}/prompts/${requestId}/decision`, {
@@ -60,15 +67,15 @@ async function decideWith(reviewUrl: string, requestId: string, body: unknown): 
 describe("the form a create carries", () => {
   it("takes text fields with long defaults and a list to narrow, and lists them as fields on the review JSON", async () => {
     // As long as the kit's whole form may be: the schema's own cap bounds the rest.
-    const { session, created } = await promptWith({ ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: "x".repeat(MAX_FORM_BYTES) } } });
+    const { session, created, requestId } = await promptWith({ ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: "x".repeat(MAX_FORM_BYTES) } } });
     expect(created.status).toBe(201);
-    const list = (await (await fetch(`${session.reviewUrl}/prompts`)).json()) as { prompts: { fields: Record<string, unknown>[] }[] };
-    expect(list.prompts[0]?.fields.map((f) => [f.name, f.kind, f.multiline])).toEqual([
+    const { fields } = await formOf(session.reviewUrl, requestId);
+    expect(fields.map((f) => [f.name, f.kind, f.multiline])).toEqual([
       ["to", "list", false],
       ["subject", "text", false],
       ["text", "text", true],
     ]);
-    expect(list.prompts[0]?.fields[0]).toMatchObject({ options: TO, default: TO });
+    expect(fields[0]).toMatchObject({ options: TO, default: TO });
   });
 
   it.each([
@@ -103,16 +110,15 @@ describe("the form a create carries", () => {
     const wide = sized(MAX_SCHEMA_BYTES);
     wide.properties.text.default = `é${wide.properties.text.default.slice(1)}`;
     expect((await promptWith(wide)).created.status).toBe(400);
-    // The review page's refresh carries the prompt at the cap whole.
-    const list = (await (await fetch(`${at.session.reviewUrl}/prompts`)).json()) as { prompts: { fields: { name: string; default: unknown }[] }[] };
-    expect(list.prompts[0]?.fields.find((f) => f.name === "text")?.default).toBe(sized(MAX_SCHEMA_BYTES).properties.text.default);
+    // The card's own fetch carries the prompt at the cap whole (the list the page polls carries no form).
+    const { fields } = await formOf(at.session.reviewUrl, at.requestId);
+    expect(fields.find((f) => f.name === "text")?.default).toBe(sized(MAX_SCHEMA_BYTES).properties.text.default);
   });
 
   it("takes a pick-one field, and lists it as a choice on the review JSON", async () => {
-    const { session, created } = await promptWith(PICK_FORM);
+    const { session, created, requestId } = await promptWith(PICK_FORM);
     expect(created.status).toBe(201);
-    const list = (await (await fetch(`${session.reviewUrl}/prompts`)).json()) as { prompts: { fields: Record<string, unknown>[] }[] };
-    expect(list.prompts[0]?.fields).toEqual([
+    expect((await formOf(session.reviewUrl, requestId)).fields).toEqual([
       { name: "destination", kind: "choice", title: "Into mailbox", description: "You may pick another of these choices.", maxLength: null, multiline: false, default: "Archive", options: FOLDERS },
     ]);
   });

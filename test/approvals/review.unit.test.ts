@@ -80,9 +80,11 @@ describe("the page", () => {
       status: "pending",
       toolName: "send_email",
       callerSessionId: "agent-session-7",
-      confirm: { title: "Send this email", description: "Tick to send" },
     });
     expect(body.prompts[0]?.expiresAt).toBeGreaterThan(body.now);
+    // The confirm box's words are the form's: the card fetches them with its fields, from the prompt's own route.
+    const form = (await (await fetch(`${reviewUrl}/prompts/${id}`)).json()) as { prompt: Record<string, unknown> };
+    expect(form.prompt).toMatchObject({ requestId: id, message, confirm: { title: "Send this email", description: "Tick to send" }, fields: [] });
   });
 });
 
