@@ -7,6 +7,7 @@
 import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { hasUnsafe } from "../../contract/text";
+import { audit } from "../kit/audit";
 import { callRefOf } from "../kit/confirm";
 import { fingerprint as digest, type FingerprintInput } from "../kit/fingerprint";
 import { type GatedWrite, GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
@@ -210,6 +211,8 @@ const messagesTarget = (session: MailSession, mailbox: string, list: readonly nu
  */
 async function changedSince<T>(approved: T, live: T, bind: (t: T) => FingerprintInput, describe: (t: T) => string): Promise<string | undefined> {
   if ((await digest(bind(live))) === (await digest(bind(approved)))) return undefined;
+  // Said on the call's trail as the kit says it when its own look after the answer finds the target changed.
+  audit("refused", { reason: "target_changed" });
   return `the target changed after it was approved (approved: ${describe(approved)}; now: ${describe(live)}), so the approval does not cover it`;
 }
 

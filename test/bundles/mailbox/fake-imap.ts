@@ -95,6 +95,8 @@ export class FakeImap {
   open = 0;
   /** Called once a command hangs: a test moves its clock past the client's command timeout here. */
   onHang: () => void = () => {};
+  /** Called with every command line before it runs: a test changes the mailbox under the client here. */
+  beforeCommand: (line: string) => void = () => {};
 
   /** A mailbox holding `count` messages (UIDs 1..count) with these flags each. */
   add(name: string, options: { count?: number; uidValidity?: number; flags?: (uid: number) => string[]; listFlags?: string[]; raw?: string } = {}): this {
@@ -158,6 +160,7 @@ export class FakeImap {
       const tag = m[1] as string;
       const rest = m[2] as string;
       this.log.push(`#${id} ${/^LOGIN /i.test(rest) ? "LOGIN <credentials>" : rest}`);
+      this.beforeCommand(rest);
       const fault = this.faults.findIndex((f) => f.when.test(rest));
       const picked = fault === -1 ? undefined : this.faults.splice(fault, 1)[0];
       const answer = () => this.run(tag, rest, literals, { get: () => selected, set: (s) => (selected = s) });

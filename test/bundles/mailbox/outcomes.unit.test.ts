@@ -221,3 +221,25 @@ describe("manage_mailbox delete of a mailbox with mailboxes under it", () => {
     expect(sibling.state("Archived")).toBeDefined();
   });
 });
+
+describe("the write's own look", () => {
+  it("acts on nothing when the mailbox changed between the look after the answer and the write's own, and says so on the call's trail", async () => {
+    const imap = world();
+    // The third SELECT of INBOX is the write's own look: the mailbox is recreated just before it.
+    let selects = 0;
+    imap.beforeCommand = (line) => {
+      if (/^SELECT "?INBOX"?/i.test(line) && ++selects === 3) {
+        const box = imap.mailboxes.get("INBOX");
+        if (box !== undefined) box.uidValidity = 99;
+      }
+    };
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
+    const r = await call(imap, "delete_messages", { mailbox: "INBOX", uids: [1, 2] }, { channel: WAIVED });
+    const lines = logs.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"event":"audit"'));
+    logs.mockRestore();
+    expect(selects).toBe(3);
+    expect(r.first).toMatch(/^Not done: the target changed after it was approved \(.*UIDVALIDITY 7.*UIDVALIDITY 99.*\), so the approval does not cover it\. Nothing was changed\.$/);
+    expect(commands(imap).some((c) => /STORE|EXPUNGE/.test(c))).toBe(false);
+    expect(lines.some((l) => l.includes('"outcome":"refused"') && l.includes('"reason":"target_changed"'))).toBe(true);
+  });
+});
