@@ -140,3 +140,13 @@ export async function decide(
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `task` for 0..n-1, ten at a time: a hundred requests at once to a `wrangler dev` on a loaded machine had one
+ * reused connection closed under it ("other side closed"), which says nothing of the service's rules.
+ */
+export async function tenAtATime<T>(n: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let from = 0; from < n; from += 10) results.push(...(await Promise.all(Array.from({ length: Math.min(10, n - from) }, (_, i) => task(from + i)))));
+  return results;
+}

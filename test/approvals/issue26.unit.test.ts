@@ -8,7 +8,7 @@ import { describeApprovalError, pollPrompt, requestApproval } from "../../bundle
 import { DECIDED_AT_META_KEY } from "../../contract/channel";
 import { UNSAFE_CHARS } from "../../contract/text";
 import { gotoTraced, launchChromium } from "../e2e/browser";
-import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
+import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals, tenAtATime } from "./helpers";
 
 let svc: Running;
 beforeAll(async () => {
@@ -19,15 +19,6 @@ afterAll(async () => {
 });
 
 const operator = () => ({ origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
-/**
- * Runs `task` for 0..n-1, ten at a time: a hundred requests at once to a `wrangler dev` on a loaded machine had one
- * reused connection closed under it ("other side closed"), which says nothing of the service's rules.
- */
-async function tenAtATime<T>(n: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = [];
-  for (let from = 0; from < n; from += 10) results.push(...(await Promise.all(Array.from({ length: Math.min(10, n - from) }, (_, i) => task(from + i)))));
-  return results;
-}
 const many = (n: number, elicitationUrl: string) => tenAtATime(n, () => newPrompt(elicitationUrl));
 
 // The eviction test makes 500 creates and 500 decisions against workerd on a shared 2-core machine: about 10 s idle, so 90 s leaves room for load.

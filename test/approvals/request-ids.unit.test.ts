@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { decidePrompt, listPrompts } from "../../approvals/dev-api.mjs";
 import { MAX_PENDING, MAX_PROMPTS } from "../../approvals/settings";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced } from "../e2e/browser";
-import { createBody, createPrompt, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
+import { createBody, createPrompt, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, startApprovals, tenAtATime } from "./helpers";
 
 let svc: Running;
 beforeAll(async () => {
@@ -14,12 +14,6 @@ afterAll(async () => {
 });
 
 const operator = () => ({ origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
-/** Ten requests at a time, as issue26.unit.test.ts does: a burst of a hundred says nothing of the rules on a loaded machine. */
-async function tenAtATime<T>(n: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = [];
-  for (let from = 0; from < n; from += 10) results.push(...(await Promise.all(Array.from({ length: Math.min(10, n - from) }, (_, i) => task(from + i)))));
-  return results;
-}
 
 // 500 creates and 500 decisions against workerd on a shared 2-core machine, as issue26.unit.test.ts's eviction test.
 const CAP_TIMEOUT_MS = 90_000;
