@@ -234,6 +234,10 @@ function checkDraftLimits(draft: Extract<DraftView, { readable: true }>): void {
   if (count > MAX_RECIPIENTS) throw cannot(`it has ${count} recipients, more than the ${MAX_RECIPIENTS} send_email sends`);
   if (draft.subject.length > MAX_SUBJECT_CHARS) throw cannot(`its subject is longer than ${MAX_SUBJECT_CHARS} characters`);
   if (draft.attachments.length > MAX_ATTACHMENTS) throw cannot(`it has ${draft.attachments.length} attachments, more than the ${MAX_ATTACHMENTS} send_email sends`);
+  // A draft someone else made is held to what a composed send is: no text the card shows one way and recipients read another.
+  if (hasEncodedWord(draft.subject)) throw cannot(`its subject ${ENCODED_WORD_PROBLEM}`);
+  const encoded = draft.attachments.findIndex(hasEncodedWord);
+  if (encoded !== -1) throw cannot(`attachment ${encoded + 1}'s file name ${ENCODED_WORD_PROBLEM}`);
 }
 
 async function resolveDraft(draftId: string, mailbox: Mailbox): Promise<DraftTarget> {

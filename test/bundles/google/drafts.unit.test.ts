@@ -117,6 +117,20 @@ describe("issue 13 #1: a draft's recipients follow the same rules", () => {
     expect(requestsTo(h.fake, "/drafts")).toEqual([]);
   });
 
+  it("sending a saved draft whose subject holds an RFC 2047 encoded word fails naming why, before anyone is asked; nothing is sent", async () => {
+    const draft = h.fake.store.accounts.get(PERSON.email)?.drafts.get("draft-person-1");
+    if (draft === undefined) throw new Error("the seed has no draft-person-1");
+    // Encoded twice: Gmail decodes it once, and the API gives the encoded word itself as the subject.
+    const word = "=?UTF-8?B?VXJnZW50OiB3aXJlIGZ1bmRz?=";
+    draft.raw = draft.raw.replace("Subject: Proposal for the spring project", `Subject: =?UTF-8?B?${btoa(word)}?=`);
+    const { answer, prompts } = await h.call({ args: { from_draft_id: "draft-person-1" } });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(/^Not done: the draft cannot be sent as it stands: its subject holds an RFC 2047 encoded word.*\. Nothing was sent\.$/);
+    expect(prompts).toEqual([]);
+    expect(requestsTo(h.fake, "/drafts/send")).toEqual([]);
+    expect(h.fake.store.outbox).toEqual([]);
+  });
+
   it("issue 13 #1: sending a saved draft whose recipient is the attack fails naming why, before anyone is asked; nothing is sent", async () => {
     const draft = h.fake.store.accounts.get(PERSON.email)?.drafts.get("draft-person-1");
     if (draft === undefined) throw new Error("the seed has no draft-person-1");
