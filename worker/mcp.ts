@@ -16,7 +16,7 @@ import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryPara
 import type { Roster, ServerEntry } from "./roster";
 import { describeUnselected, resolveHeaderMap, toolAllowed } from "./roster-use";
 import { describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
-import { AbortReason, callUpstream, describeUpstreamError, type UpstreamError, type UpstreamResult } from "./upstream";
+import { AbortReason, callUpstream, describeUpstreamError, TOO_LARGE, type UpstreamError, type UpstreamResult } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
 
@@ -179,7 +179,7 @@ export async function listTools(gw: GatewayRequest, ctx: ServerContext): Promise
             fetcher: fetcherFor(gw, server),
           });
           if (!answer.ok) {
-            const past = answer.error.code === "UPSTREAM_PROTOCOL" && answer.error.why === "the answer is too large";
+            const past = answer.error.code === "UPSTREAM_PROTOCOL" && answer.error.why === TOO_LARGE;
             throw new RpcError(
               errorCode(answer.error),
               past ? `server "${server.slug}" lists more than the ${share} bytes of tools a listing reads of it` : describeUpstreamError(server.slug, answer.error),

@@ -11,6 +11,8 @@ import type { ServerEntry } from "./roster";
 export const UPSTREAM_REVISION = "2026-07-28";
 /** The most of an upstream answer the gateway reads; past it the answer is refused, not held. */
 export const MAX_UPSTREAM_BODY = 16 * 1024 * 1024;
+/** Why an answer past its cap (MAX_UPSTREAM_BODY, or the request's maxBytes) is refused: what a listing tells apart. */
+export const TOO_LARGE = "the answer is too large";
 
 export type UpstreamError =
   | { code: "UPSTREAM_HTTP"; status: number }
@@ -103,7 +105,7 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
     if (type === "application/json") {
       // A bundle's answer crosses a service binding, where nothing holds it to the length it declares.
       const text = await readCountedText(response, req.maxBytes ?? MAX_UPSTREAM_BODY, false, server.kind === "bundle" ? "claimed" : "framed");
-      if (!text.ok) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: text.tooLarge ? "the answer is too large" : "the answer could not be read" }) };
+      if (!text.ok) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: text.tooLarge ? TOO_LARGE : "the answer could not be read" }) };
       const answer = answerOf(JSON.parse(text.value), id);
       return answer.ok ? { ...answer, drained: true, bytes: text.bytes } : { ...answer, drained: true };
     }
@@ -173,7 +175,7 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
       const { done, value } = await reader.read();
       if (done) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_PROTOCOL", why: "the event stream ended without an answer" }) };
       total += value.byteLength;
-      if (total > (req.maxBytes ?? MAX_UPSTREAM_BODY)) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer is too large" } };
+      if (total > (req.maxBytes ?? MAX_UPSTREAM_BODY)) return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: TOO_LARGE } };
       parser.feed(decoder.decode(value, { stream: true }));
       if (answer !== undefined) return answer.ok ? { ...answer, bytes: total } : answer;
     }

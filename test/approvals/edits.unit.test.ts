@@ -1,20 +1,14 @@
 // Covers the approval service's side of edits by the person: a create whose form offers text, a list to narrow and a pick-one choice, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, the schema's own byte cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a text box's hidden characters shown again as code points, a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff; a pick-one field is a select of its choices alone.
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, MAX_SCHEMA_BYTES } from "../../approvals/prompt";
 import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
 import { MAX_LIST_OPTIONS as KIT_LIST_OPTIONS, MAX_OPTION_CHARS as KIT_OPTION_CHARS, MAX_FORM_BYTES } from "../../bundles/kit/edits";
 import { MAX_LIST_OPTIONS as CONTRACT_LIST_OPTIONS, MAX_OPTION_CHARS as CONTRACT_OPTION_CHARS, CREATE_ENVELOPE_BYTES } from "../../contract/elicitation";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced, SHOTS } from "../e2e/browser";
-import { createBody, createPrompt, mint, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
+import { createBody, createPrompt, mint, poll, requestIdOf, reviewPage, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
 const TO = ["ada@example.com (name: Ada)", "bob@example.com"];
 /** The form a bundle's kit sends for a send_email (bundles/kit/edits.ts): recipients to untick, a subject and a body to rewrite. */

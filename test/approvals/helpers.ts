@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mintSession, type Session } from "../../approvals/dev-api.mjs";
 // @ts-expect-error: plain ESM helper without types
 import { buildWorker, startRuntime } from "../../scripts/stack.mjs";
@@ -65,6 +66,30 @@ export async function startApprovals(vars: Record<string, string> = {}): Promise
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * The approval service for one test file: started before its tests (startApprovals), stopped after them. `origin` and
+ * `operator()` (the dev API's operator credentials for it) read the running service.
+ */
+export function useApprovals(vars: Record<string, string> = {}): { readonly origin: string; operator: () => { origin: string; operatorToken: string } } {
+  let svc: Running | undefined;
+  beforeAll(async () => {
+    svc = await startApprovals(vars);
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await svc?.stop();
+  });
+  const origin = () => {
+    if (svc === undefined) throw new Error("the approval service is not running: useApprovals() starts it before the file's tests");
+    return svc.origin;
+  };
+  return {
+    get origin() {
+      return origin();
+    },
+    operator: () => ({ origin: origin(), operatorToken: DEV_OPERATOR_TOKEN }),
+  };
 }
 
 export function mint(origin: string): Promise<Session> {

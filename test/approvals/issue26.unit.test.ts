@@ -1,6 +1,6 @@
 // Covers issue 26 on the approval service, on its real Durable Object store (workerd through Miniflare): a full session drops its oldest settled prompt instead of refusing, the pending cap refuses with a status the kit reports alone, the person's action is matched exactly, every settled poll answer says when it became final, and the review page shows every blank code point of the one sanitiser as a code point.
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decidePrompt, listPrompts } from "../../approvals/dev-api.mjs";
 import { DEV_IDENTITY } from "../../approvals/person";
 import { MAX_PENDING, MAX_PROMPTS, MIN_HISTORY } from "../../approvals/settings";
@@ -8,17 +8,11 @@ import { describeApprovalError, pollPrompt, requestApproval } from "../../bundle
 import { DECIDED_AT_META_KEY } from "../../contract/channel";
 import { UNSAFE_CHARS } from "../../contract/text";
 import { gotoTraced, launchChromium } from "../e2e/browser";
-import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals, tenAtATime } from "./helpers";
+import { createBody, createPrompt, DEV_ACCESS_HEADERS, mint, newPrompt, poll, reviewPage, sleep, tenAtATime, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
-const operator = () => ({ origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+const operator = svc.operator;
 const many = (n: number, elicitationUrl: string) => tenAtATime(n, () => newPrompt(elicitationUrl));
 
 // The eviction test makes 500 creates and 500 decisions against workerd on a shared 2-core machine: about 10 s idle, so 90 s leaves room for load.

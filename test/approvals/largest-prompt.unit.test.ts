@@ -1,21 +1,15 @@
 // Issue 15 #3: the approval service takes the largest prompt a confirmed tool can legally build, as the kit's
 // own client sends it, serves it whole to the review page, and a person's accept there reaches the kit
 // (docs/rules.md R-LIMIT-1, R-LIMIT-3). Before, it refused any message over 4 KiB with 400.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitForPendingPrompt } from "../../approvals/dev-api.mjs";
 import { sendPrompt } from "../../bundles/google/google.send";
 import { requestApproval } from "../../bundles/kit/approval-client";
 import { buildPrompt } from "../../bundles/kit/prompt";
 import { largestComposeTarget, largestDraftTarget } from "../bundles/google/largest-send";
-import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, decide, mint, type Running, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
+import { DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, decide, mint, reviewPage, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
 const largest = [
   ["send_email", () => largestComposeTarget()],

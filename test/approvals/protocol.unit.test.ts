@@ -2,21 +2,15 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
 import { MAX_DEFAULT_CHARS, MAX_MESSAGE_BYTES } from "../../approvals/prompt";
 import { MAX_CREATE_BYTES } from "../../approvals/protocol.routes";
-import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, requestIdOf, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
+import { createBody, createPrompt, DEV_ACCESS_HEADERS, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, requestIdOf, sleep, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
-const operator = () => ({ origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+const operator = svc.operator;
 
 async function decideAsOperator(sessionId: string, requestId: string, action: "accept" | "decline"): Promise<Response> {
   return fetch(`${svc.origin}/api/v1/sessions/${sessionId}/prompts/${requestId}/decision`, {

@@ -1,19 +1,13 @@
 // Covers a request id used once per session for good (R-APPR-8): once its prompt is evicted from a full session the id is refused, so its old poll and one-prompt link never answer for another prompt; and the review page rebuilds a card whose request id comes back as another prompt.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { decidePrompt, listPrompts } from "../../approvals/dev-api.mjs";
 import { MAX_PENDING, MAX_PROMPTS } from "../../approvals/settings";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced } from "../e2e/browser";
-import { createBody, createPrompt, DEV_OPERATOR_TOKEN, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, startApprovals, tenAtATime } from "./helpers";
+import { createBody, createPrompt, mint, newPrompt, poll, reviewPage, tenAtATime, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
-const operator = () => ({ origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN });
+const operator = svc.operator;
 
 // 500 creates and 500 decisions against workerd on a shared 2-core machine, as issue26.unit.test.ts's eviction test.
 const CAP_TIMEOUT_MS = 90_000;

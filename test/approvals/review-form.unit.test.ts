@@ -1,17 +1,11 @@
 // Covers the review page's cost per refresh: the list it polls every 2 s carries no prompt's form (100 pending prompts with 64 KiB defaults stay under 1 MB), each card's form comes whole from a per-prompt route held to the page's own session (or its one prompt), and in Chromium a card's fields take their defaults from that fetch, with Accept disabled until it arrived.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_SCHEMA_BYTES } from "../../approvals/prompt";
 import { MAX_PENDING } from "../../approvals/settings";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced } from "../e2e/browser";
-import { createBody, createPrompt, mint, newPrompt, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, startApprovals } from "./helpers";
+import { createBody, createPrompt, mint, newPrompt, poll, requestIdOf, reviewPage, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
 /** What one refresh of the list may weigh with every pending prompt's form at its cap: a form is 64 KiB, 100 are 6.4 MB. */
 const LIST_BOUND_BYTES = 1_000_000;

@@ -3,19 +3,13 @@ import { mkdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
 import { READ_VALUES_HEADING } from "../../bundles/onepassword/onepassword.prompt";
 import { CARD_UPDATE_MS, gotoTraced, launchChromium } from "../e2e/browser";
-import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, type Running, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "./helpers";
+import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, reviewPage, sleep, useApprovals } from "./helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
 describe("the page", () => {
   it("uses no inline script or style and a CSP that forbids them", async () => {

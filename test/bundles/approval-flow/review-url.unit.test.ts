@@ -1,17 +1,11 @@
 // The reference approval service's side of Approval Flow's reviewUrl: a create that asks for it (META_REVIEW_URL: true
 // in its _meta) is answered with the prompt's own review page under the same key; that page shows and decides that
 // prompt alone, needs the page's CSRF token like the session's page, and refuses a late decision.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { META_REVIEW_URL } from "../../../contract/elicitation";
-import { createBody, createPrompt, decide, mint, newPrompt, poll, type Running, requestIdOf, reviewPage, START_TIMEOUT_MS, sleep, startApprovals } from "../../approvals/helpers";
+import { createBody, createPrompt, decide, mint, newPrompt, poll, requestIdOf, reviewPage, sleep, useApprovals } from "../../approvals/helpers";
 
-let svc: Running;
-beforeAll(async () => {
-  svc = await startApprovals();
-}, START_TIMEOUT_MS);
-afterAll(async () => {
-  await svc?.stop();
-});
+const svc = useApprovals();
 
 async function withReviewUrl(elicitationUrl: string, expiresInMs?: number): Promise<{ id: string; reviewUrl: string }> {
   const body = createBody({ meta: { [META_REVIEW_URL]: true }, expiresInMs });
