@@ -23,6 +23,7 @@ import type { Roster } from "./roster";
 import { checkSeeded, type RosterResult } from "./roster-use";
 import type { SdkHandlers } from "./sdk-leg";
 import { routeTool, type Selection, selectionCache, serversParam } from "./selection";
+import { serialised } from "./upstream";
 
 /** A caller's body cap unless a slug allows more (roster `maxRequestBytes`, docs/rules.md R-LIMIT-4). */
 export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BYTES;
@@ -75,9 +76,12 @@ async function relayAnswer(
   if (session === null) return refused(400, "an answer must carry the Mcp-Session-Id of the session that was asked");
   // Held to the default cap whatever its URL's slugs allow: it goes into the retry's body.
   if (bytes > DEFAULT_MAX_REQUEST_BYTES) return refused(413, `an answer is larger than ${DEFAULT_MAX_REQUEST_BYTES} bytes`);
+  // An answer nested past what the gateway can serialise could never go on in the retry: refused, the call still waits.
+  const payload = serialised(reply);
+  if (payload === undefined) return refused(400, "the answer nests too deeply to relay");
   let delivered = false;
   try {
-    delivered = await ns.get(ns.idFromName(scope)).answer(await answerKey(session, named.requestKey), named.round, named.tag, JSON.stringify(reply));
+    delivered = await ns.get(ns.idFromName(scope)).answer(await answerKey(session, named.requestKey), named.round, named.tag, payload);
   } catch {
     delivered = false;
   }

@@ -16,7 +16,7 @@ import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryPara
 import type { Roster, ServerEntry } from "./roster";
 import { describeUnselected, resolveHeaderMap, toolAllowed } from "./roster-use";
 import { describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
-import { AbortReason, callUpstream, describeUpstreamError, TOO_LARGE, type UpstreamError, type UpstreamResult } from "./upstream";
+import { AbortReason, callUpstream, describeUpstreamError, serialised, TOO_LARGE, type UpstreamError, type UpstreamResult } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
 
@@ -125,6 +125,7 @@ const HOP_ONLY_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022, -32
 function errorCode(error: UpstreamError): number {
   if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
   if (error.code === "UPSTREAM_ABORTED") return RpcCode.Cancelled;
+  if (error.code === "REQUEST_UNENCODABLE") return RpcCode.InvalidParams;
   if (error.code === "UPSTREAM_RPC") {
     // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same: the SDK sends
     // a code only when it is a safe integer (-32603 otherwise) and makes -32002 a -32602.
@@ -500,7 +501,13 @@ export async function forwardCall(gw: GatewayRequest, params: CallParams, call: 
       round += retry.asked;
       // The retry carries the call's arguments and every answer so far: held to the slug's own cap, as a 2026-07-28
       // caller's retry is (R-FWD-8), though each answer came in under the default one (R-PUSH-2).
-      const retryBytes = encoder.encode(JSON.stringify({ name: tool, arguments: params.arguments, ...retry.params })).byteLength;
+      const retryText = serialised({ name: tool, arguments: params.arguments, ...retry.params });
+      // The relay refused an answer too deep to serialise (app.ts); the retry's few levels more are refused here.
+      if (retryText === undefined) {
+        gw.log.outcome = "request_unencodable";
+        throw new RpcError(RpcCode.InvalidParams, describeUpstreamError(server.slug, { code: "REQUEST_UNENCODABLE" }));
+      }
+      const retryBytes = encoder.encode(retryText).byteLength;
       if (retryBytes > server.maxRequestBytes) {
         gw.log.outcome = "client_answer_too_large";
         throw new RpcError(RpcCode.InvalidRequest, `the answers to server "${server.slug}"'s questions make its call larger than the ${server.maxRequestBytes} bytes it takes; nothing was done`);

@@ -20,7 +20,9 @@ export type UpstreamError =
   | { code: "UPSTREAM_ABORTED"; reason: string }
   | { code: "UPSTREAM_UNREACHABLE" }
   | { code: "UPSTREAM_PROTOCOL"; why: string }
-  | { code: "UPSTREAM_RPC"; rpcCode: number; message: string };
+  | { code: "UPSTREAM_RPC"; rpcCode: number; message: string }
+  /** The call could not be serialised (arguments nested past the engine's stack): nothing was sent. */
+  | { code: "REQUEST_UNENCODABLE" };
 
 /**
  * `drained`: the upstream's answer was read to its end, so nothing of the exchange is left open. Absent when
@@ -84,12 +86,14 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
   // Nothing goes out for a call already ended (its caller gone, its deadline passed): a fetcher handed an aborted
   // signal is not trusted to refuse it.
   if (req.signal.aborted) return { ok: false, error: abortedOr(req.signal, { code: "UPSTREAM_UNREACHABLE" }) };
+  const body = encodeCall(id, method, params);
+  if (body === undefined) return { ok: false, error: { code: "REQUEST_UNENCODABLE" } };
   let response: Response;
   try {
     response = await req.fetcher(url, {
       method: "POST",
       headers,
-      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      body,
       signal: req.signal,
       redirect: "manual",
     });
@@ -118,6 +122,24 @@ export async function callUpstream(req: UpstreamRequest): Promise<UpstreamResult
     return { ok: false, error: { code: "UPSTREAM_PROTOCOL", why: "the answer could not be read" } };
   }
 }
+
+/**
+ * `value` as JSON, or undefined when it nests deeper than JSON.stringify can follow: V8 throws a RangeError past its
+ * stack, at a depth that differs between engines (about 5,000 levels in Node's tests, more in workerd), while
+ * JSON.parse, which is not recursive, took it. What a caller sent that deep is refused as the caller's, never reported
+ * as a mount being unreachable (docs/rules.md R-FWD-10). Any other failure is thrown: a value JSON.parse made has none.
+ */
+export function serialised(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
+/** The hop's request body, or undefined when the call's arguments (or a retry's answers) nest too deeply to send. */
+export const encodeCall = (id: number, method: string, params: Record<string, unknown>): string | undefined => serialised({ jsonrpc: "2.0", id, method, params });
 
 function abortedOr(signal: AbortSignal, fallback: UpstreamError): UpstreamError {
   if (!signal.aborted) return fallback;
@@ -198,5 +220,7 @@ export function describeUpstreamError(slug: string, error: UpstreamError): strin
       return `server "${slug}" gave an unusable answer: ${error.why}`;
     case "UPSTREAM_RPC":
       return `server "${slug}": ${error.message}`;
+    case "REQUEST_UNENCODABLE":
+      return `the call's arguments or answers nest too deeply to send to server "${slug}"; nothing was sent`;
   }
 }

@@ -8,6 +8,7 @@ import { isMcpUrl } from "../../worker/app";
 import { createGateway } from "../../worker/gateway";
 import { type GatewayEnv, MAX_LISTING_BYTES } from "../../worker/mcp";
 import { binding, executionContext, untilAborted } from "./helpers/gateway";
+import { messageOf } from "./helpers/message";
 
 const TOKEN = "alice-token-0123456789abcdef";
 const ROSTER = `callers:
@@ -79,16 +80,7 @@ function modern(servers: string, method: string, params: Record<string, unknown>
 }
 
 /** The JSON-RPC message of an answer, whether it came as JSON or as an event stream. */
-async function messageOf(response: Response): Promise<Record<string, unknown>> {
-  const text = await response.text();
-  const data = text.startsWith("{")
-    ? text
-    : text
-        .split("\n")
-        .find((l) => l.startsWith("data:"))
-        ?.slice(5);
-  return JSON.parse(data ?? "null") as Record<string, unknown>;
-}
+const messageIn = async (response: Response): Promise<Record<string, unknown>> => messageOf(await response.text());
 
 let logged: string[];
 beforeEach(() => {
@@ -135,16 +127,16 @@ describe("the gateway app", () => {
     // Another server's call goes through (this was a 503 for every request before issue 26).
     const other = await serve(gateway, modern("echo", "tools/call", { name: "echo", arguments: { text: "hi" } }, "echo"), without);
     expect(other.status).toBe(200);
-    expect(await messageOf(other)).toMatchObject({ result: { content: [{ type: "text", text: "hi" }] } });
+    expect(await messageIn(other)).toMatchObject({ result: { content: [{ type: "text", text: "hi" }] } });
     // The server needing the secret refuses, naming the variable and never a value.
     const keyed = await serve(gateway, modern("keyed", "tools/call", { name: "echo", arguments: { text: "hi" } }, "echo"), without);
     expect(keyed.status).toBe(200);
-    expect(await messageOf(keyed)).toMatchObject({ error: { code: RpcCode.UpstreamFailed, message: 'server "keyed" needs secret KEYED_KEY, which is not seeded' } });
+    expect(await messageIn(keyed)).toMatchObject({ error: { code: RpcCode.UpstreamFailed, message: 'server "keyed" needs secret KEYED_KEY, which is not seeded' } });
     // tools/list without ?servers= answers with the servers that can list; with only the keyed one, it names the variable.
-    const listed = await messageOf(await serve(gateway, modern("echo,keyed", "tools/list", {}), without));
+    const listed = await messageIn(await serve(gateway, modern("echo,keyed", "tools/list", {}), without));
     expect((listed.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain("echo__echo");
     expect(JSON.stringify(listed)).not.toContain("keyed__");
-    expect(await messageOf(await serve(gateway, modern("keyed", "tools/list", {}), without))).toMatchObject({ error: { message: 'server "keyed" needs secret KEYED_KEY, which is not seeded' } });
+    expect(await messageIn(await serve(gateway, modern("keyed", "tools/list", {}), without))).toMatchObject({ error: { message: 'server "keyed" needs secret KEYED_KEY, which is not seeded' } });
     const problems = logged.filter((l) => l.includes('"event":"secrets_unseeded"'));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain("servers[3].headers.X-Key: secret KEYED_KEY is not seeded");
@@ -160,13 +152,13 @@ describe("the gateway app", () => {
       for (const [k, v] of Object.entries(asked)) request.headers.set(k, v);
       return request;
     };
-    const listed = await messageOf(await serve(gateway, withUrl(modern("guarded", "tools/list", {})), env()));
+    const listed = await messageIn(await serve(gateway, withUrl(modern("guarded", "tools/list", {})), env()));
     expect((listed.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain("demo_write");
-    const guarded = await messageOf(await serve(gateway, withUrl(modern("guarded", "tools/call", { name: "demo_write", arguments: { note: "n" } }, "demo_write")), env()));
+    const guarded = await messageIn(await serve(gateway, withUrl(modern("guarded", "tools/call", { name: "demo_write", arguments: { note: "n" } }, "demo_write")), env()));
     const text = JSON.stringify(guarded);
     expect(text).toContain('confirmationHeaders of \\"guarded\\" need secret GUARD_ID, which is not seeded');
     expect((guarded.result as { isError?: boolean }).isError).toBe(true);
-    const plain = await messageOf(await serve(gateway, withUrl(modern("guarded", "tools/call", { name: "echo", arguments: { text: "still here" } }, "echo")), env()));
+    const plain = await messageIn(await serve(gateway, withUrl(modern("guarded", "tools/call", { name: "echo", arguments: { text: "still here" } }, "echo")), env()));
     expect(plain).toMatchObject({ result: { content: [{ type: "text", text: "still here" }] } });
     expect(logged.join("\n")).not.toContain("keyed-value-0123");
   });
@@ -176,7 +168,7 @@ describe("the gateway app", () => {
     const started = Date.now();
     const response = await serve(gateway, modern("echo,slow", "tools/list", {}), env());
     expect(Date.now() - started).toBeLessThan(5_000);
-    const message = await messageOf(response);
+    const message = await messageIn(response);
     const names = ((message.result as { tools: { name: string }[] }).tools ?? []).map((t) => t.name);
     expect(names).toContain("echo__echo");
     expect(names.some((n) => n.startsWith("slow__"))).toBe(false);
@@ -186,13 +178,13 @@ describe("the gateway app", () => {
   it("reads at most its share of MAX_LISTING_BYTES of a mount whose pages never end, and lists the others beside it", async () => {
     const gateway = createGateway(ROSTER);
     paged.sent = 0;
-    const alone = await messageOf(await serve(gateway, modern("paged", "tools/list", {}), env()));
+    const alone = await messageIn(await serve(gateway, modern("paged", "tools/list", {}), env()));
     expect(JSON.stringify(alone.error)).toContain(`server \\"paged\\" lists more than the ${MAX_LISTING_BYTES} bytes of tools a listing reads of it`);
     // One page past the share is read, and nothing after it.
     expect(paged.sent).toBeLessThanOrEqual(MAX_LISTING_BYTES + 1.1 * 1024 * 1024);
     expect(paged.sent).toBeGreaterThan(MAX_LISTING_BYTES);
     paged.sent = 0;
-    const beside = await messageOf(await serve(gateway, modern("echo,paged", "tools/list", {}), env()));
+    const beside = await messageIn(await serve(gateway, modern("echo,paged", "tools/list", {}), env()));
     expect((beside.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain("echo__echo");
     expect(paged.sent).toBeLessThanOrEqual(MAX_LISTING_BYTES / 2 + 1.1 * 1024 * 1024);
     expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", outcome: "partial" });
@@ -202,7 +194,7 @@ describe("the gateway app", () => {
     const gateway = createGateway(ROSTER);
     for (const name of ["日本", " echo"]) {
       const encoded = `=?base64?${btoa(String.fromCharCode(...new TextEncoder().encode(name)))}?=`;
-      const message = await messageOf(await serve(gateway, modern("echo", "tools/call", { name, arguments: {} }, encoded), env()));
+      const message = await messageIn(await serve(gateway, modern("echo", "tools/call", { name, arguments: {} }, encoded), env()));
       const text = JSON.stringify(message);
       expect(text, name).not.toContain("could not be reached");
       expect(text, name).toContain(`Tool ${name} not found`);
@@ -211,14 +203,14 @@ describe("the gateway app", () => {
 
   it("passes over list entries that are not tools, and lists the tool beside them", async () => {
     const gateway = createGateway(ROSTER);
-    const message = await messageOf(await serve(gateway, modern("odd", "tools/list", {}), env()));
+    const message = await messageIn(await serve(gateway, modern("odd", "tools/list", {}), env()));
     expect((message.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(["fine"]);
   });
 
   it("says why when every selected mount fails to list, naming the slug and status and nothing of the body", async () => {
     const gateway = createGateway(ROSTER);
     const response = await serve(gateway, modern("broken", "tools/list", {}), env());
-    const message = await messageOf(response);
+    const message = await messageIn(response);
     expect(JSON.stringify(message.error)).toContain('server \\"broken\\" answered HTTP 502');
     expect(JSON.stringify(message)).not.toContain("broken-secret-body");
     expect(requestLines().at(-1)).toMatchObject({ method: "tools/list", outcome: "upstream_failed" });
@@ -228,7 +220,7 @@ describe("the gateway app", () => {
     const gateway = createGateway(ROSTER);
     const marker = `marker-${Date.now()}`;
     const response = await serve(gateway, modern("echo", "tools/call", { name: "echo", arguments: { text: marker } }, "echo"), env());
-    expect(await messageOf(response)).toMatchObject({ result: { content: [{ type: "text", text: marker }] } });
+    expect(await messageIn(response)).toMatchObject({ result: { content: [{ type: "text", text: marker }] } });
     expect(requestLines().at(-1)).toMatchObject({ caller: "alice", slugs: ["echo"], method: "tools/call", tool: "echo", outcome: "ok", status: 200 });
     expect(logged.join("\n")).not.toContain(marker);
   });

@@ -418,6 +418,32 @@ describe("R-PUSH-3: nobody else is asked at the client, and a call that ends fir
     expect(calls).toHaveLength(2);
   });
 
+  it("R-FWD-10: an answer nested past what the gateway can serialise is refused 400 naming why, and the call still waits for a real one", async () => {
+    const session = await initialize(PERSON, { elicitation: {} });
+    questions = [ask("s1")];
+    const { next, first } = await callAndFirst(PERSON, session);
+    // Valid JSON 400,000 levels deep: JSON.parse takes it, JSON.stringify runs out of stack on it, in Node and workerd.
+    const depth = 400_000;
+    const deep = new Request("https://gateway.test/mcp?servers=asker", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${PERSON}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        "mcp-session-id": session as string,
+      },
+      body: `{"jsonrpc":"2.0","id":${JSON.stringify(first?.id)},"result":{"action":"accept","content":{"confirm":true,"note":${"[".repeat(depth)}${"]".repeat(depth)}}}}`,
+    });
+    const refused = await serve(deep);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: RpcCode.InvalidRequest, message: "the answer nests too deeply to relay" } });
+    expect(calls).toHaveLength(1);
+    expect((await answerPost(PERSON, session, first?.id)).status).toBe(202);
+    expect(await next()).toMatchObject({ result: { content: [{ text: expect.stringContaining("acted on") }] } });
+    expect(calls).toHaveLength(2);
+  });
+
   it("a cancel of the call while its question is open ends it Cancelled; the answer after it reaches nothing", async () => {
     const session = await initialize(PERSON, { elicitation: {} });
     questions = [ask("s1")];

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNAUTHENTICATED_DRAIN_BYTES } from "../../contract/body";
 // @ts-expect-error: a plain ES module without types
 import { buildWorker, startRuntime } from "../../scripts/stack.mjs";
+import { messageOf } from "./helpers/message";
 
 const TOKEN = "dev-session-token-0123456789abcdef";
 const MiB = 1024 * 1024;
@@ -184,6 +185,38 @@ describe("oversized chunked request bodies on workerd", () => {
     }
     expect(results).toEqual(results.map(() => "401 then 200"));
   }, 60_000);
+});
+
+// Node's JSON.stringify runs out of stack at about 5,000 levels, where the gateway refuses the call as too deep
+// (test/worker/deep-arguments.test.ts); workerd's follows these depths, so there the call reaches its mount whole.
+describe("R-FWD-10 on workerd", () => {
+  for (const [what, depth, nest] of [
+    ["arrays", 400_000, (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`],
+    ["objects", 150_000, (d: number) => `${'{"a":'.repeat(d)}1${"}".repeat(d)}`],
+  ] as const) {
+    it(`arguments of ${what} nested ${depth} levels deep (within the 1 MiB cap) reach the mount whole, whose own answer comes back; the next call is served`, async () => {
+      const response = await fetch(new URL("/mcp?servers=echo", runtime.url), {
+        method: "POST",
+        headers: HEADERS,
+        body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":${nest(depth)}}}}`,
+        signal: AbortSignal.timeout(20_000),
+      });
+      const text = await response.text();
+      expect(response.status, text.slice(0, 200)).toBe(200);
+      // The echo bundle read the arguments and refused them by its schema: they arrived, parsed, as sent.
+      expect(messageOf(text)).toEqual({
+        jsonrpc: "2.0",
+        id: 3,
+        result: {
+          content: [{ type: "text", text: `Input validation error: Invalid arguments for tool echo: text: Invalid input: expected string, received ${what === "arrays" ? "array" : "object"}` }],
+          isError: true,
+        },
+      });
+      const next = await echoCall(`after the deep ${what}`);
+      expect(next.status).toBe(200);
+      expect(next.body).toContain(`after the deep ${what}`);
+    }, 60_000);
+  }
 });
 
 /**

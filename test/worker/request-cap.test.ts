@@ -12,6 +12,7 @@ import { DEFAULT_MAX_REQUEST_BYTES, GATEWAY_META_ALLOWANCE_BYTES, MAX_REQUEST_BY
 import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { ALICE_TOKEN, binding, executionContext } from "./helpers/gateway";
+import { messageOf } from "./helpers/message";
 
 const ROSTER = `callers:
   - { id: alice, kind: session, roles: [user], tokenSecret: TOKEN_ALICE }
@@ -81,13 +82,7 @@ async function serve(request: Request): Promise<{ status: number; message: Recor
   const response = await (createGateway(ROSTER).fetch as NonNullable<ExportedHandler<GatewayEnv>["fetch"]>)(request as never, env() as never, ctx);
   const text = await response.text();
   await ctx.settle();
-  const data = text.startsWith("{")
-    ? text
-    : text
-        .split("\n")
-        .find((l) => l.startsWith("data:"))
-        ?.slice(5);
-  return { status: response.status, message: JSON.parse(data ?? "null") as Record<string, unknown> };
+  return { status: response.status, message: messageOf(text) };
 }
 
 const textOf = (message: Record<string, unknown>) => ((message.result as { content?: { text?: string }[] } | undefined)?.content ?? []).map((c) => c.text ?? "").join("");

@@ -8,6 +8,7 @@ import { createGateway } from "../../worker/gateway";
 import type { GatewayEnv } from "../../worker/mcp";
 import { parseRoster } from "../../worker/roster-text";
 import { ALICE_TOKEN, aliceRoster, executionContext } from "./helpers/gateway";
+import { messageOf } from "./helpers/message";
 
 const TOKEN = ALICE_TOKEN;
 const ROSTER = aliceRoster([
@@ -67,17 +68,6 @@ async function post(body: unknown, { servers = "echo", headers = {}, roster = RO
   const text = await response.text();
   await ctx.settle();
   return { status: response.status, contentType: response.headers.get("content-type") ?? "", text };
-}
-
-/** The JSON-RPC message of an answer, JSON or event stream. */
-function messageOf(text: string): Record<string, unknown> {
-  const data = text.trimStart().startsWith("{")
-    ? text
-    : text
-        .split("\n")
-        .find((l) => l.startsWith("data:"))
-        ?.slice(5);
-  return JSON.parse(data ?? "null") as Record<string, unknown>;
 }
 
 const call = (name: string, meta?: Record<string, unknown>) => ({

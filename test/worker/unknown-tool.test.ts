@@ -7,6 +7,7 @@ import { createGateway } from "../../worker/gateway";
 import { parseRoster } from "../../worker/roster-text";
 import { describeUnroutable, selectServers } from "../../worker/selection";
 import { binding, executionContext } from "./helpers/gateway";
+import { messageOf } from "./helpers/message";
 
 const ALICE = "alice-token-0123456789abcdef";
 const RITA = "rita-token-0123456789abcdef0";
@@ -55,13 +56,7 @@ async function errorOn(way: Way, token: string, servers: string | null, name: st
   const response = await (createGateway(ROSTER, { fastLane: way.lane }).fetch as NonNullable<ExportedHandler["fetch"]>)(toolCall(way, token, servers, name) as never, env as never, ctx);
   const text = await response.text();
   await ctx.settle();
-  const data = text.startsWith("{")
-    ? text
-    : text
-        .split("\n")
-        .find((l) => l.startsWith("data:"))
-        ?.slice(5);
-  const message = JSON.parse(data ?? "null") as { error?: { code: number; message: string } };
+  const message = messageOf(text) as { error?: { code: number; message: string } };
   return { status: response.status, code: message.error?.code, message: message.error?.message };
 }
 
