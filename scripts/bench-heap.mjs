@@ -10,7 +10,8 @@ import WebSocket from "ws";
  * sample back up, so the sum over many calls is the bytes allocated. Objects a later collection freed are
  * kept in the profile: a call's garbage is its cost too.
  */
-const SAMPLING = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+// BENCH_HEAP_SAMPLING=<bytes> samples more finely (slower), to tell which code allocated a few hundred bytes.
+const SAMPLING = { samplingInterval: Number(process.env.BENCH_HEAP_SAMPLING ?? 4096), includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
 
 /** How much the heap left after a collection may grow over a long run before it counts as retention. */
 export const HEAP_GROWTH_LIMIT = 4 * 1024 * 1024;

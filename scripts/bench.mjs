@@ -26,7 +26,10 @@
 //      BENCH_COLD_ONLY=echo,gateway starts only the Workers whose names hold one of those words.
 //      BENCH_MAILBOX=1 runs part 5 alone.
 //   7. each bundle's hot read through the gateway on the stack, in 2026-07-28 as the gateway speaks to its mounts:
-//      the bytes allocated per call in that bundle's isolate (target <= 8 KiB). BENCH_BUNDLES=1 runs it alone.
+//      the bytes allocated per call in that bundle's isolate (target <= 8 KiB), beside the floor for its upstream
+//      exchange: a bare tool server (scripts/bench-floor-bundle.mjs) answering from the call alone, after one or four
+//      subrequests, or after one IMAP connection. BENCH_BUNDLES=1 runs it alone; BENCH_BUNDLES_ONLY=pads,google
+//      measures only those bundles' reads (the floors always); BENCH_HEAP_SAMPLING=<bytes> samples more finely.
 // Everything runs on 127.0.0.1; loops are bounded by N. Usage: npm run bench [-- N CONCURRENCY]
 // (BENCH_ONLY=1 runs part 1 alone, for iterating on the gateway's hot path. BENCH_STALL_CALLS, 10 x N by
 // default, and BENCH_RETENTION_CALLS, 50 x N, size the stall and retention runs: 20k and 100k at the default N.)
@@ -505,20 +508,25 @@ async function bundleReads(stack, auth) {
   const FINANCE_VAULT = "financevault00000000000001";
   const gatewayUrl = (slug) => `http://127.0.0.1:${PORTS.gateway}/mcp?servers=${slug}`;
   const reads = [
-    { bundle: "google", slug: "gmail-ro", tool: "search_messages", args: { max_results: 3 } },
-    { bundle: "onepassword", slug: "onepassword", tool: "onepassword_list_items", args: { vault_id: FINANCE_VAULT } },
-    { bundle: "pads", slug: "pads", tool: "get_document", args: { pad_id: "bench7" } },
-    { bundle: "mailbox", slug: "mailbox", tool: "search_messages", args: { mailbox: "INBOX", subject: "Lunch" } },
+    // `floor`: the reference of floorReads its upstream exchange is measured beside (Gmail's search with 3 results
+    // reads a list and three messages; the mailbox opens one IMAP connection; the others make one request).
+    { bundle: "google", slug: "gmail-ro", tool: "search_messages", args: { max_results: 3 }, floor: "four" },
+    { bundle: "onepassword", slug: "onepassword", tool: "onepassword_list_items", args: { vault_id: FINANCE_VAULT }, floor: "one" },
+    { bundle: "pads", slug: "pads", tool: "get_document", args: { pad_id: "bench7" }, floor: "one" },
+    { bundle: "mailbox", slug: "mailbox", tool: "search_messages", args: { mailbox: "INBOX", subject: "Lunch" }, floor: "imap" },
   ];
   const { mintSession } = await import("../approvals/dev-api.mjs");
   const session = await mintSession();
   const flowHeaders = { ...auth, "x-elicitation-url": session.elicitationUrl };
   const { elicitationId } = await toolResult(gatewayUrl("approval-flow"), flowHeaders, "b7-flow", "request_approval", { purpose: "bench part 7", payload: {} });
-  reads.push({ bundle: "approval-flow", slug: "approval-flow", tool: "check_status", args: { elicitationId }, headers: { "x-elicitation-url": session.elicitationUrl } });
+  reads.push({ bundle: "approval-flow", slug: "approval-flow", tool: "check_status", args: { elicitationId }, headers: { "x-elicitation-url": session.elicitationUrl }, floor: "one" });
 
   const n = Math.max(100, Math.floor(N / 10));
+  const floors = await floorReads(n);
   const names = Object.fromEntries(discoverWorkers().bundles.map((b) => [b.dir, b.name]));
-  for (const read of reads) {
+  // BENCH_BUNDLES_ONLY=pads,google measures only the reads of bundles whose folder names hold one of those words.
+  const only = process.env.BENCH_BUNDLES_ONLY?.split(",");
+  for (const read of reads.filter((r) => only === undefined || only.some((word) => r.bundle.includes(word)))) {
     const worker = names[read.bundle];
     const port = stack.inspectors[worker];
     if (port === undefined) throw new Error(`the stack did not open ${worker} to the inspector`);
@@ -545,7 +553,7 @@ async function bundleReads(stack, auth) {
         },
       );
       console.log(
-        `   ${`${read.bundle} ${read.tool} (${read.slug})`.padEnd(52)} ${String(n).padStart(5)} calls, served by ${path.padEnd(14)} ${kib(bytes).padStart(10)} per call (target <= ${kib(BUNDLE_BYTES_PER_CALL)}): ${pass(bytes <= BUNDLE_BYTES_PER_CALL)}`,
+        `   ${`${read.bundle} ${read.tool} (${read.slug})`.padEnd(52)} ${String(n).padStart(5)} calls, served by ${path.padEnd(14)} ${kib(bytes).padStart(10)} per call (target <= ${kib(BUNDLE_BYTES_PER_CALL)}): ${pass(bytes <= BUNDLE_BYTES_PER_CALL)}; the floor for its upstream exchange ${kib(floors[read.floor])}`,
       );
       // The mount's tools/list through the gateway, as every session's list reaches it: beside the read, no target.
       const list = (i) => timedList(gatewayUrl(read.slug), headers, `b7-list-${read.bundle}-${i}`);
@@ -566,6 +574,45 @@ async function bundleReads(stack, auth) {
       isolate.close();
     }
   }
+}
+
+/**
+ * Part 7's references: scripts/bench-floor-bundle.mjs, the least a tool server on Workers allocates per call, on a
+ * runtime of its own with pads' compatibility settings and the stack's V8 flags, called directly as part 7 calls the
+ * bundles (2026-07-28, concurrency 4): answering from the call alone, and reading one upstream (the Rustpad fake's
+ * pad that pads' get_document reads below) and answering with its text. Printed beside the target, no verdict.
+ */
+async function floorReads(n) {
+  const floors = {};
+  const pads = readFileSync(join(ROOT, "bundles/pads/wrangler.toml"), "utf8");
+  const worker = {
+    name: "bench-floor-bundle",
+    modules: true,
+    scriptPath: join(ROOT, "scripts/bench-floor-bundle.mjs"),
+    compatibilityDate: /^compatibility_date\s*=\s*"([^"]+)"/m.exec(pads)[1],
+    compatibilityFlags: JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(pads)[1]),
+    bindings: { UPSTREAM: `http://127.0.0.1:${PORTS.rustpad}/api/text/bench7`, IMAP: `127.0.0.1:${PORTS.dovecot}` },
+  };
+  const runtime = await startRuntime([worker], { inspect: [worker.name] });
+  const isolate = await inspectIsolate(runtime.inspectorPort, worker.name);
+  try {
+    for (const [path, what] of [
+      ["none", "from the call alone"],
+      ["one", "one subrequest (pads' read makes one)"],
+      ["four", "four subrequests (Gmail's search makes four)"],
+      ["imap", "one IMAP connection, greeting to LOGOUT"],
+    ]) {
+      const call = (i) => timedCall(`${runtime.url}/${path}`, {}, `b7-floor-${i}`, "get_document", { pad_id: "bench7" }, "2026-07-28");
+      await closedLoop(50, 4, call);
+      const [bytes] = await allocatedPerCall([isolate], n, () => closedLoop(n, 4, call));
+      floors[path] = bytes;
+      console.log(`   ${`the floor, a bare tool server answering ${what}`.padEnd(90)} ${kib(bytes).padStart(10)} per call (the platform's own: no target)`);
+    }
+  } finally {
+    isolate.close();
+    await runtime.stop();
+  }
+  return floors;
 }
 
 /** Part 4: request_approval, then await_approval held at the approval service while the decision lands. */
