@@ -18,12 +18,11 @@ import { constantTimeEqual, csrfToken, sessionFromPromptReviewKey, sessionFromRe
 export const CSRF_HEADER = "x-csrf-token";
 
 /**
- * A prompt as the list the page polls every 2 s carries it: what a card shows beside its form, and `createdAt`, which
- * tells the page the prompt behind a request id changed. Nothing of the schema: the form is fetched once per card.
+ * A prompt as the list the page polls every 2 s carries it: its state and `createdAt`, which tells the page the prompt
+ * behind a request id changed. Neither its message nor its schema: the card fetches both once (R-APPR-17).
  */
 export interface PromptSummaryView {
   requestId: string;
-  message: string;
   toolName: string | null;
   callerSessionId: string | null;
   createdAt: number;
@@ -35,8 +34,9 @@ export interface PromptSummaryView {
   edited: string[];
 }
 
-/** One prompt whole, its form with the defaults: the per-prompt route's answer, and a decision's. */
+/** One prompt whole, its message and its form with the defaults: the per-prompt route's answer, and a decision's. */
 export interface PromptView extends PromptSummaryView {
+  message: string;
   confirm: { title: string | null; description: string | null };
   /** The fields the person may edit before accepting (docs/rules.md R-EDIT-2): text, or a list they may only untick. */
   fields: FieldView[];
@@ -85,7 +85,6 @@ function fieldsOf(schema: PromptRecord["requestedSchema"]): FieldView[] {
 function listed(p: PromptSummary): PromptSummaryView {
   return {
     requestId: p.requestId,
-    message: p.message,
     toolName: p.toolName,
     callerSessionId: p.callerSessionId,
     createdAt: p.createdAt,
@@ -98,7 +97,7 @@ function listed(p: PromptSummary): PromptSummaryView {
 }
 
 function summaryOf(p: PromptRecord): PromptSummary {
-  const { requestedSchema: _schema, content, ...rest } = p;
+  const { message: _message, requestedSchema: _schema, content, ...rest } = p;
   return { ...rest, edited: p.status === "accept" && content !== null ? Object.keys(content).filter((k) => k !== "confirm") : [] };
 }
 
@@ -106,6 +105,7 @@ function view(p: PromptRecord): PromptView {
   const confirm = ((p.requestedSchema.properties as Record<string, Record<string, unknown>> | undefined)?.confirm ?? {}) as Record<string, unknown>;
   return {
     ...listed(summaryOf(p)),
+    message: p.message,
     confirm: { title: typeof confirm.title === "string" ? confirm.title : null, description: typeof confirm.description === "string" ? confirm.description : null },
     fields: fieldsOf(p.requestedSchema),
   };
@@ -229,7 +229,7 @@ reviewRoutes.get("/review/:key/prompts", async (c) => {
   return c.json({ now: Date.now(), identity: c.var.identity, devMode: c.var.devMode, prompts: page.prompts.map(listed), olderSettled: page.older }, 200, { "cache-control": "no-store" });
 });
 
-// The form of one prompt, fetched once per card: the list above carries no schema (R-APPR-17).
+// One prompt whole, its message and form, fetched once per card: the list above carries neither (R-APPR-17).
 reviewRoutes.get("/review/:key/prompts/:requestId", (c) => promptForm(c, c.req.param("requestId")));
 
 reviewRoutes.post("/review/:key/prompts/:requestId/decision", (c) => decide(c, c.req.param("requestId")));

@@ -29,10 +29,11 @@ export type Missing = "unknown_session" | "unknown_prompt";
 export type CreateResult = { ok: true; evicted: number } | { ok: false; reason: "unknown_session" | "duplicate" | "too_many" | "ids_spent" };
 export type PollResult = { ok: true; prompt: PromptRecord; longPoll: boolean } | { ok: false; reason: Missing };
 /**
- * A prompt as the review page's list carries it: no schema (a form's defaults may be 64 KiB a prompt) and, for an
- * accepted one, only the names of the fields the person changed. The page fetches one prompt's form on its own.
+ * A prompt as the review page's list carries it: no message (up to 48 KiB a prompt) and no schema (a form's defaults
+ * may be 64 KiB), and for an accepted one only the names of the fields the person changed. The page fetches one
+ * prompt whole, its message and form, once per card (R-APPR-17).
  */
-export type PromptSummary = Omit<PromptRecord, "requestedSchema" | "content"> & { edited: string[] };
+export type PromptSummary = Omit<PromptRecord, "message" | "requestedSchema" | "content"> & { edited: string[] };
 /** The review page's view: every pending prompt, the most recent settled ones, and how many older ones it leaves out. */
 export type ReviewList = { prompts: PromptSummary[]; older: number };
 export type DecideResult = { ok: true; prompt: PromptRecord } | { ok: false; reason: Missing } | { ok: false; reason: "not_pending"; prompt: PromptRecord };
@@ -69,17 +70,16 @@ type Row = {
   delete_at: number | null;
 };
 
-/** The columns of a summary: every one but the schema, and the accepted content's keys in place of its values. */
-const SUMMARY_COLUMNS = `request_id, message, tool_name, caller_session, created_at, expires_at, status, decided_at, decided_by, polls, access_polls,
+/** The columns of a summary: every one but the message and the schema, and the accepted content's keys in place of its values. */
+const SUMMARY_COLUMNS = `request_id, tool_name, caller_session, created_at, expires_at, status, decided_at, decided_by, polls, access_polls,
   created_with_access, CASE WHEN status = 'accept' AND content IS NOT NULL
     THEN (SELECT json_group_array(key) FROM json_each(content) WHERE key != 'confirm') ELSE '[]' END AS edited`;
 
-type SummaryRow = Omit<Row, "schema" | "content" | "delete_at"> & { edited: string };
+type SummaryRow = Omit<Row, "message" | "schema" | "content" | "delete_at"> & { edited: string };
 
 function toSummary(r: SummaryRow): PromptSummary {
   return {
     requestId: r.request_id,
-    message: r.message,
     toolName: r.tool_name,
     callerSessionId: r.caller_session,
     expiresAt: r.expires_at,
@@ -264,7 +264,8 @@ export class SessionStore extends DurableObject<ApprovalsEnv> implements Session
   async review(recent: number): Promise<ReviewList | undefined> {
     if (!this.exists()) return undefined;
     this.settle(Date.now());
-    // Never the schemas: 100 pending forms of 64 KiB each would cost megabytes every refresh of every open page.
+    // Never the messages or the schemas: 100 pending prompts of 48 KiB and forms of 64 KiB would cost megabytes every
+    // refresh of every open page.
     const pending = this.ctx.storage.sql.exec<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM prompts WHERE status = 'pending' ORDER BY expires_at`).toArray();
     const settled = this.ctx.storage.sql
       .exec<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM prompts WHERE status != 'pending' ORDER BY coalesce(decided_at, expires_at) DESC, created_at DESC LIMIT ?`, Math.max(0, recent))

@@ -238,7 +238,10 @@
     top.appendChild(left);
     card.appendChild(top);
 
-    card.appendChild(messageOf(p.message));
+    // The message comes with the card's form, fetched for this card alone (load): the list the page polls carries
+    // neither (R-APPR-17). Until it arrives the card says so, and nothing can be ticked or accepted.
+    var pendingMessage = el("p", { class: "loading", "data-testid": "prompt-message-loading", role: "status" }, "Loading the request.");
+    card.appendChild(pendingMessage);
 
     var dl = el("dl", { class: "details" });
     detail(dl, "Tool", p.toolName, "prompt-detail-tool");
@@ -249,7 +252,7 @@
 
     var form = el("div", { class: "decide", "data-testid": "prompt-actions" });
     var entry;
-    // The form (its fields with their defaults, the confirm box's words) is fetched for this card alone (loadForm):
+    // The form (its fields with their defaults, the confirm box's words) is fetched for this card alone (load):
     // the list the page polls carries no schema. Until it arrives the box and Accept stay disabled.
     var loading = el("p", { class: "loading", "data-testid": "prompt-form-loading", role: "status" }, "Loading the form.");
     form.appendChild(loading);
@@ -279,6 +282,7 @@
     entry = {
       card: card,
       prompt: p,
+      message: pendingMessage,
       box: box,
       words: words,
       label: label,
@@ -326,10 +330,18 @@
     entry.ready = true;
   }
 
-  // Fetches a pending card's form once; a failure is tried again at the next refresh. A form is taken only for the
-  // prompt the card was built for: another prompt under the id (created at another time) gets a card of its own.
-  function loadForm(entry) {
-    if (entry.ready || entry.fetching || entry.prompt.status !== "pending") return;
+  // The card's message, from the same prompt whole: every line as text, in place of the loading line.
+  function showMessage(entry, full) {
+    var message = messageOf(full.message);
+    entry.card.replaceChild(message, entry.message);
+    entry.message = message;
+  }
+
+  // Fetches a card's prompt whole once, pending or settled: its message, and its form; a failure is tried again at the
+  // next refresh. It is taken only for the prompt the card was built for: another prompt under the id (created at
+  // another time) gets a card of its own.
+  function load(entry) {
+    if (entry.ready || entry.fetching) return;
     entry.fetching = true;
     var id = entry.prompt.requestId;
     fetch(`${base}/prompts/${encodeURIComponent(id)}`, { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
@@ -340,9 +352,11 @@
       .then((body) => {
         var full = body.prompt;
         if (cards.get(id) !== entry || !full || full.requestId !== id || full.createdAt !== entry.prompt.createdAt) return;
+        showMessage(entry, full);
         fill(entry, full);
       })
       .catch(() => {
+        entry.message.textContent = "The request could not be loaded; retrying.";
         entry.loading.textContent = "The form could not be loaded; retrying.";
       })
       .then(() => {
@@ -451,7 +465,7 @@
           entry.prompt = p;
         }
         list.appendChild(entry.card);
-        loadForm(entry);
+        load(entry);
         sync(entry);
       });
     cards.forEach((entry, id) => {

@@ -33,8 +33,8 @@ describe("issue 15 #3: the largest legal prompt on the approval service", () => 
     });
     const pending = await waitForPendingPrompt(session.sessionId, { origin: svc.origin, operatorToken: DEV_OPERATOR_TOKEN, timeoutMs: 30_000 });
     // What the page's script renders: the message as the kit built it, byte for byte, nothing cut.
-    const shown = (await (await fetch(`${session.reviewUrl}/prompts`)).json()) as { prompts: { requestId: string; message: string }[] };
-    expect(shown.prompts.find((p) => p.requestId === pending.requestId)?.message).toBe(message);
+    const shown = (await (await fetch(`${session.reviewUrl}/prompts/${pending.requestId}`)).json()) as { prompt: { requestId: string; message: string } };
+    expect(shown.prompt.message).toBe(message);
     const { csrf } = await reviewPage(session.reviewUrl);
     const decided = await decide(session.reviewUrl, pending.requestId, "accept", { csrf });
     expect(decided.status).toBe(200);

@@ -60,13 +60,19 @@ it("the review page rebuilds a card when the prompt behind its request id is ano
     let swap = false;
     await page.route("**/prompts", async (route) => {
       const response = await route.fetch();
-      const json = (await response.json()) as { prompts: { requestId: string; createdAt: number; message: string }[] };
+      const json = (await response.json()) as { prompts: { requestId: string; createdAt: number }[] };
       if (swap) {
-        for (const p of json.prompts) {
-          if (p.requestId !== requestId) continue;
-          p.createdAt += 1;
-          p.message = "Send the report to mallory@example.com?";
-        }
+        for (const p of json.prompts) if (p.requestId === requestId) p.createdAt += 1;
+      }
+      await route.fulfill({ response, json });
+    });
+    // The card's own fetch of the prompt whole: the other prompt's message, under the same id.
+    await page.route(`**/prompts/${requestId}`, async (route) => {
+      const response = await route.fetch();
+      const json = (await response.json()) as { prompt: { createdAt: number; message: string } };
+      if (swap) {
+        json.prompt.createdAt += 1;
+        json.prompt.message = "Send the report to mallory@example.com?";
       }
       await route.fulfill({ response, json });
     });

@@ -1,14 +1,23 @@
-// Covers the review page's cost per refresh: the list it polls every 2 s carries no prompt's form (100 pending prompts with 64 KiB defaults stay under 1 MB), each card's form comes whole from a per-prompt route held to the page's own session (or its one prompt), and in Chromium a card's fields take their defaults from that fetch, with Accept disabled until it arrived.
+// Covers the review page's cost per refresh: the list it polls every 2 s carries no prompt's message or form (100
+// pending prompts with 48 KiB messages and 64 KiB defaults stay under 64 KiB), each card's message and form come whole
+// from a per-prompt route held to the page's own session (or its one prompt), and in Chromium a card's message and
+// fields come from that fetch, with Accept disabled until it arrived.
 import { describe, expect, it } from "vitest";
-import { MAX_SCHEMA_BYTES } from "../../approvals/prompt";
+import { MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES } from "../../approvals/prompt";
 import { MAX_PENDING } from "../../approvals/settings";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced } from "../e2e/browser";
 import { createBody, createPrompt, mint, newPrompt, poll, requestIdOf, reviewPage, useApprovals } from "./helpers";
 
 const svc = useApprovals();
 
-/** What one refresh of the list may weigh with every pending prompt's form at its cap: a form is 64 KiB, 100 are 6.4 MB. */
-const LIST_BOUND_BYTES = 1_000_000;
+/**
+ * What one refresh of the list may weigh with every pending prompt's message and form at their caps: 100 messages of
+ * 48 KiB are 4.9 MB and 100 forms of 64 KiB 6.4 MB, where a prompt's summary is about 300 bytes.
+ */
+const LIST_BOUND_BYTES = 64 * 1024;
+
+/** A message at its cap, tagged: what the list must not carry. */
+const bigMessage = (tag: string) => `${tag}:${"m".repeat(MAX_MESSAGE_BYTES - tag.length - 1)}`;
 
 /** A form at the schema's byte cap: a subject and a mail body whose default fills the rest. */
 function bigForm(tag: string): Record<string, unknown> {
@@ -26,39 +35,41 @@ function bigForm(tag: string): Record<string, unknown> {
   return schema;
 }
 
-async function createWith(elicitationUrl: string, schema: Record<string, unknown>, meta: Record<string, unknown> = {}) {
-  const body = { ...createBody({ meta }), requestedSchema: schema };
+async function createWith(elicitationUrl: string, schema: Record<string, unknown>, meta: Record<string, unknown> = {}, message?: string) {
+  const body = { ...createBody({ meta, message }), requestedSchema: schema };
   const response = await createPrompt(elicitationUrl, body);
   expect(response.status).toBe(201);
   return { requestId: requestIdOf(body), answer: (await response.json()) as { _meta?: Record<string, string> } };
 }
 
-type Form = { prompt: { requestId: string; createdAt: number; confirm: { title: string | null }; fields: { name: string; default: unknown }[] } };
+type Form = { prompt: { requestId: string; createdAt: number; message: string; confirm: { title: string | null }; fields: { name: string; default: unknown }[] } };
 
 describe("the list and the per-prompt form", () => {
-  it("the 2-second list stays under 1 MB with 100 pending prompts whose forms carry 64 KiB defaults, and carries no form", async () => {
+  it("the 2-second list stays under 64 KiB with 100 pending prompts whose messages are 48 KiB and forms carry 64 KiB defaults, and carries neither", async () => {
     const { elicitationUrl, reviewUrl } = await mint(svc.origin);
     for (let from = 0; from < MAX_PENDING; from += 10) {
-      await Promise.all(Array.from({ length: 10 }, (_, i) => createWith(elicitationUrl, bigForm(`p${from + i}`))));
+      await Promise.all(Array.from({ length: 10 }, (_, i) => createWith(elicitationUrl, bigForm(`p${from + i}`), {}, bigMessage(`p${from + i}`))));
     }
     const response = await fetch(`${reviewUrl}/prompts`);
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text.length, `R-APPR-17: the list weighs ${text.length} bytes`).toBeLessThan(LIST_BOUND_BYTES);
+    expect(text).not.toContain("m".repeat(64));
     const body = JSON.parse(text) as { prompts: Record<string, unknown>[] };
     expect(body.prompts.filter((p) => p.status === "pending")).toHaveLength(MAX_PENDING);
     for (const p of body.prompts) {
       expect(p).not.toHaveProperty("fields");
       expect(p).not.toHaveProperty("requestedSchema");
-      expect(p).toMatchObject({ requestId: expect.any(String), createdAt: expect.any(Number), message: expect.any(String), edited: [] });
+      expect(p).not.toHaveProperty("message");
+      expect(p).toMatchObject({ requestId: expect.any(String), createdAt: expect.any(Number), edited: [] });
     }
   }, 120_000);
 
-  it("a prompt's form comes whole, with its defaults, from its own route for its session only, and reading it decides nothing", async () => {
+  it("a prompt's message and form come whole, with its defaults, from its own route for its session only, and reading it decides nothing", async () => {
     const a = await mint(svc.origin);
     const b = await mint(svc.origin);
     const schema = bigForm("a");
-    const { requestId, answer } = await createWith(a.elicitationUrl, schema, { "dev.strad/review-url": true });
+    const { requestId, answer } = await createWith(a.elicitationUrl, schema, { "dev.strad/review-url": true }, bigMessage("a"));
     const other = await newPrompt(a.elicitationUrl);
     const mine = await fetch(`${a.reviewUrl}/prompts/${requestId}`);
     expect(mine.status).toBe(200);
@@ -67,6 +78,7 @@ describe("the list and the per-prompt form", () => {
     const form = JSON.parse(text) as Form;
     const properties = schema.properties as Record<string, { default?: string }>;
     expect(form.prompt.requestId).toBe(requestId);
+    expect(form.prompt.message).toBe(bigMessage("a"));
     expect(form.prompt.confirm.title).toBe("Send this email");
     expect(form.prompt.fields.map((f) => [f.name, f.default])).toEqual([
       ["subject", properties.subject?.default],
@@ -96,10 +108,10 @@ describe("the list and the per-prompt form", () => {
 
 const chromium = chromiumForFile();
 
-it("a card's fields take their defaults from the prompt's own fetch, and Accept is not enabled before it arrived", async () => {
+it("a card's message and fields come from the prompt's own fetch, and Accept is not enabled before it arrived", async () => {
   const { elicitationUrl, reviewUrl } = await mint(svc.origin);
   const schema = bigForm("card");
-  const { requestId } = await createWith(elicitationUrl, schema);
+  const { requestId } = await createWith(elicitationUrl, schema, {}, "Send the card?\nTo: card@example.com");
   const context = await chromium.browser.newContext();
   try {
     const page = await context.newPage();
@@ -119,18 +131,22 @@ it("a card's fields take their defaults from the prompt's own fetch, and Accept 
     });
     await gotoTraced(page, reviewUrl);
     const card = page.locator(`[data-testid="prompt"][data-request-id="${requestId}"]`);
-    await card.getByTestId("prompt-message").waitFor({ timeout: 15_000 });
+    await card.getByTestId("prompt-message-loading").waitFor({ timeout: 15_000 });
     await expect.poll(() => asked, { timeout: CARD_UPDATE_MS }).toBeGreaterThan(0);
-    // The form is held back: the card shows the message, and nothing can be ticked or accepted.
+    // The prompt is held back: the card says it is loading, shows no message, and nothing can be ticked or accepted.
+    expect(await card.getByTestId("prompt-message").count()).toBe(0);
     expect(await card.getByTestId("prompt-edit").count()).toBe(0);
     expect(await card.getByTestId("prompt-confirm").isDisabled()).toBe(true);
     expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
     await expect.poll(() => listed.length, { timeout: CARD_UPDATE_MS }).toBeGreaterThan(0);
     expect(
-      listed.every((t) => !t.includes("card:xxx")),
-      "the list carries no default",
+      listed.every((t) => !t.includes("card:xxx") && !t.includes("card@example.com")),
+      "the list carries no default and no message",
     ).toBe(true);
     release();
+    await card.getByTestId("prompt-message").waitFor({ timeout: CARD_UPDATE_MS });
+    expect(await card.getByTestId("prompt-message").innerText()).toContain("To: card@example.com");
+    expect(await card.getByTestId("prompt-message-loading").count()).toBe(0);
     const properties = schema.properties as Record<string, { default?: string }>;
     const text = card.locator('[data-testid="prompt-edit"][data-field="text"]');
     await text.waitFor({ timeout: CARD_UPDATE_MS });

@@ -59,7 +59,7 @@ describe("the page", () => {
     expect(await response.text()).toContain('data-testid="page-error"');
   });
 
-  it("lists the session's prompts with the message verbatim, the server clock and the expiry", async () => {
+  it("lists the session's prompts without their messages, with the server clock and the expiry; the message verbatim comes from the prompt's own route", async () => {
     const { elicitationUrl, reviewUrl } = await mint(svc.origin);
     const message = 'Send <b>this</b>?\nTo: "x" <x@example.com>\n\u202Eevil';
     const id = await newPrompt(elicitationUrl, { message, meta: { "com.pulsemcp/session-id": "agent-session-7" } });
@@ -68,9 +68,9 @@ describe("the page", () => {
     expect(body.devMode).toBe(true);
     expect(Math.abs(body.now - Date.now())).toBeLessThan(5000);
     expect(body.prompts).toHaveLength(1);
+    expect(body.prompts[0]).not.toHaveProperty("message");
     expect(body.prompts[0]).toMatchObject({
       requestId: id,
-      message,
       status: "pending",
       toolName: "send_email",
       callerSessionId: "agent-session-7",

@@ -418,16 +418,21 @@ describe("the approval service: a session token can create and poll, never answe
   it("a prompt's message is never served as HTML, and an unknown review path is not reflected", async () => {
     const session = (await mintSession()) as { elicitationUrl: string; reviewUrl: string };
     const marker = `<img src=x onerror=alert(${Date.now()})>`;
-    await create(session.elicitationUrl, `demo: ${marker}</script><script>alert(1)</script>`);
+    const requestId = await create(session.elicitationUrl, `demo: ${marker}</script><script>alert(1)</script>`);
     const page = await fetch(session.reviewUrl);
     const html = await page.text();
     expect(html).not.toContain(marker);
     expect(html).not.toContain("<script>alert(1)");
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    // The list carries no message (R-APPR-17); the card's own fetch does, as JSON the browser never sniffs as HTML.
     const list = await fetch(`${session.reviewUrl}/prompts`);
     expect(list.headers.get("content-type")).toMatch(/^application\/json/);
     expect(list.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(await list.text()).toContain("onerror");
+    expect(await list.text()).not.toContain("onerror");
+    const one = await fetch(`${session.reviewUrl}/prompts/${requestId}`);
+    expect(one.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(one.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(await one.text()).toContain("onerror");
     const reflected = await fetch(`${APPROVALS}/review/${encodeURIComponent(marker)}`);
     expect(await reflected.text()).not.toContain(marker);
   });
