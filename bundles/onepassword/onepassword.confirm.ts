@@ -88,6 +88,11 @@ export class InputError extends Error {
   }
 }
 
+/** A tool's answer as JSON text. */
+export function json(value: unknown): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(value, null, 1) }] };
+}
+
 export function text(message: string, isError = false): CallToolResult {
   return { content: [{ type: "text", text: message }], ...(isError ? { isError: true } : {}) };
 }

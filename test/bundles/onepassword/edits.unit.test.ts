@@ -1,7 +1,7 @@
 // Covers a person's edits on a 1Password create (R-OP-12, R-EDIT-*): the card offers each item's title, tags and public fields with the model's values and never a secret (password, API secret, note body, a website with credentials), the edited create writes exactly the edited items to the Connect fake, a form answer naming a secret or breaking the tool's rules creates nothing, and the answer and the audit lines name the changed fields without a secret value.
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import type { AuditLine } from "../../../bundles/kit/audit";
-import { CREATE_EDITABLE } from "../../../bundles/onepassword/onepassword.tools";
+import { CREATE_EDITABLE } from "../../../bundles/onepassword/onepassword.create";
 import { IDS, SECRET_PREFIX } from "../../fakes/onepassword/seed";
 import { harness } from "./helpers";
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { buildPrompt, MAX_PROMPT_BYTES } from "../../../bundles/kit/prompt";
 import type { NewItem } from "../../../bundles/onepassword/onepassword.client";
-import { CREATE_LIMITS, createPrompt, MAX_CREATE_BATCH } from "../../../bundles/onepassword/onepassword.tools";
+import { CREATE_LIMITS, createPrompt, MAX_CREATE_BATCH } from "../../../bundles/onepassword/onepassword.create";
 
 const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 /** A BMP character of three UTF-8 bytes that the prompt's cleaner keeps as it is. */

@@ -1,8 +1,9 @@
 // The 1Password prompts (bundles/onepassword/onepassword.prompt.ts): what was read from 1Password (vault names, item titles, field labels) is shown under a heading of its own, never as "supplied by the caller"; the caller's values keep the kit's heading; the whole is held to the approval service's cap.
 import { describe, expect, it } from "vitest";
 import { buildPrompt, CALLER_VALUES_HEADING, MAX_PROMPT_BYTES, PromptRefusal } from "../../../bundles/kit/prompt";
+import { createPrompt } from "../../../bundles/onepassword/onepassword.create";
 import { buildOnePasswordPrompt, READ_VALUES_HEADING } from "../../../bundles/onepassword/onepassword.prompt";
-import { createPrompt, revealPrompt } from "../../../bundles/onepassword/onepassword.tools";
+import { revealPrompt } from "../../../bundles/onepassword/onepassword.reveal";
 import { IDS, SECRET_PREFIX } from "../../fakes/onepassword/seed";
 import { harness } from "./helpers";
 

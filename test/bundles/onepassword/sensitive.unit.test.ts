@@ -2,6 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Item, ItemField } from "../../../bundles/onepassword/onepassword.client";
+import { shownItem } from "../../../bundles/onepassword/onepassword.reveal";
 import {
   isSensitive,
   labelForms,
@@ -15,7 +16,6 @@ import {
   sensitiveParts,
   urlFacts,
 } from "../../../bundles/onepassword/onepassword.sensitive";
-import { shownItem } from "../../../bundles/onepassword/onepassword.tools";
 import { IDS, SECRET_PREFIX } from "../../fakes/onepassword/seed";
 
 const field = (type: string, label: string, extra: Partial<ItemField> = {}): ItemField => ({ id: extra.id ?? "f1", type, label, ...extra });

@@ -1,7 +1,7 @@
 // The 1Password tools end to end in Node: the bundle's handler, the Connect fake and a scripted approval service. A reveal shows values only on accept with the box ticked, and answers every other outcome with the items redacted; creates and shares create nothing without a yes; the provisioning posture, the ignored variables, the waiver that waives nothing, and the approval bound to the exact item set.
 import { describe, expect, it, vi } from "vitest";
 import { canonicalTarget, fingerprint } from "../../../bundles/kit/fingerprint";
-import { revealFingerprint } from "../../../bundles/onepassword/onepassword.tools";
+import { revealFingerprint } from "../../../bundles/onepassword/onepassword.reveal";
 import { SECRET_MARKER } from "../../fakes/onepassword/connect.fake";
 import { IDS, SECRET_PREFIX, SECRETS } from "../../fakes/onepassword/seed";
 import { ACCEPT, harness, PENDING, PROVISIONING, SHARED, TEAM } from "./helpers";
