@@ -594,8 +594,9 @@ async function floorReads(n) {
     bindings: { UPSTREAM: `http://127.0.0.1:${PORTS.rustpad}/api/text/bench7`, IMAP: `127.0.0.1:${PORTS.dovecot}` },
   };
   const runtime = await startRuntime([worker], { inspect: [worker.name] });
-  const isolate = await inspectIsolate(runtime.inspectorPort, worker.name);
+  let isolate;
   try {
+    isolate = await inspectIsolate(runtime.inspectorPort, worker.name);
     for (const [path, what] of [
       ["none", "from the call alone"],
       ["one", "one subrequest (pads' read makes one)"],
@@ -609,7 +610,7 @@ async function floorReads(n) {
       console.log(`   ${`the floor, a bare tool server answering ${what}`.padEnd(90)} ${kib(bytes).padStart(10)} per call (the platform's own: no target)`);
     }
   } finally {
-    isolate.close();
+    isolate?.close();
     await runtime.stop();
   }
   return floors;

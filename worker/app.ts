@@ -77,8 +77,9 @@ async function relayAnswer(
   // Held to the default cap whatever its URL's slugs allow: it goes into the retry's body.
   if (bytes > DEFAULT_MAX_REQUEST_BYTES) return refused(413, `an answer is larger than ${DEFAULT_MAX_REQUEST_BYTES} bytes`);
   // An answer nested past what the gateway can serialise could never go on in the retry: refused, the call still waits.
+  // The retry carries it a few levels deeper, in whichever isolate holds the call: checked here with room to spare.
   const payload = serialised(reply);
-  if (payload === undefined) return refused(400, "the answer nests too deeply to relay");
+  if (payload === undefined || serialised(nestedIn(reply, RETRY_NESTING_HEADROOM)) === undefined) return refused(400, "the answer nests too deeply to relay");
   let delivered = false;
   try {
     delivered = await ns.get(ns.idFromName(scope)).answer(await answerKey(session, named.requestKey), named.round, named.tag, payload);
@@ -87,6 +88,16 @@ async function relayAnswer(
   }
   if (!delivered) return refused(400, "no call of this session is waiting for that answer: it ended, was answered already, or never asked it");
   return { response: new Response(null, { status: 202 }), outcome: "answer_relayed" };
+}
+
+/** Levels of nesting a relayed answer must have to spare: the retry carries it two levels deeper, on another stack. */
+const RETRY_NESTING_HEADROOM = 64;
+
+/** `value` inside `levels` arrays: what serialising it then costs in depth, without copying it. */
+function nestedIn(value: unknown, levels: number): unknown {
+  let nested = value;
+  for (let i = 0; i < levels; i++) nested = [nested];
+  return nested;
 }
 
 function rpcError(status: number, code: number, message: string, id: string | number | null = null, headers?: Record<string, string>): Response {

@@ -63,6 +63,8 @@ export async function fastLane(request: Request, message: Message, gw: GatewayRe
     // which forwardCall already did).
     const code = error instanceof RpcError ? error.code : RpcCode.Internal;
     const text = error instanceof RpcError ? error.message : "internal error";
+    // Not the gateway's own refusal (an RpcError sets its outcome where it is thrown): the log line says so, never "ok".
+    if (!(error instanceof RpcError)) gw.log.outcome = "internal_error";
     return Response.json({ jsonrpc: "2.0", id: callId, error: { code, message: text } });
   }
 }

@@ -314,27 +314,27 @@
     return entry;
   }
 
-  // The card's form, from one prompt whole: fields with their defaults, then the confirm box's words.
+  // The card's message and form, from one prompt whole: every line of the message in place of the loading line, then
+  // the fields with their defaults and the confirm box's words. Every node is built before the card changes, so a
+  // prompt that cannot be shown leaves the card as it was: loading, nothing to tick or accept.
   function fill(entry, full) {
+    var message = messageOf(full.message);
     // An edit unticks the box: the tick, and so the Accept, always comes after the last change the diff shows.
     var editor = editorOf(full, () => {
       entry.box.checked = false;
       showDiff(editor);
       sync(entry);
     });
+    var title = el("span", { class: "confirm-title" }, full.confirm.title || "I confirm this action");
+    var description = full.confirm.description ? el("span", { class: "confirm-description" }, full.confirm.description) : null;
+    entry.card.replaceChild(message, entry.message);
+    entry.message = message;
     if (editor !== null) entry.form.insertBefore(editor.node, entry.label);
-    entry.words.appendChild(el("span", { class: "confirm-title" }, full.confirm.title || "I confirm this action"));
-    if (full.confirm.description) entry.words.appendChild(el("span", { class: "confirm-description" }, full.confirm.description));
+    entry.words.appendChild(title);
+    if (description !== null) entry.words.appendChild(description);
     entry.loading.remove();
     entry.editor = editor;
     entry.ready = true;
-  }
-
-  // The card's message, from the same prompt whole: every line as text, in place of the loading line.
-  function showMessage(entry, full) {
-    var message = messageOf(full.message);
-    entry.card.replaceChild(message, entry.message);
-    entry.message = message;
   }
 
   // Fetches a card's prompt whole once, pending or settled: its message, and its form; a failure is tried again at the
@@ -352,7 +352,6 @@
       .then((body) => {
         var full = body.prompt;
         if (cards.get(id) !== entry || !full || full.requestId !== id || full.createdAt !== entry.prompt.createdAt) return;
-        showMessage(entry, full);
         fill(entry, full);
       })
       .catch(() => {
@@ -479,7 +478,7 @@
   }
 
   function refresh() {
-    fetch(`${base}/prompts`, { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
+    fetch(`${base}/list`, { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } })
       .then((response) => {
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         return response.json();

@@ -113,7 +113,7 @@ describe("issue 13 #14", () => {
       await decidePrompt(sessionId, id, "decline", operator());
       await sleep(2);
     }
-    const body = (await (await fetch(`${reviewUrl}/prompts`)).json()) as { prompts: { requestId: string; status: string }[]; olderSettled: number };
+    const body = (await (await fetch(`${reviewUrl}/list`)).json()) as { prompts: { requestId: string; status: string }[]; olderSettled: number };
     const shown = body.prompts.map((p) => p.requestId);
     expect(
       body.prompts

@@ -39,7 +39,7 @@ it(
     expect((await poll(elicitationUrl, requestId)).status).toBe(404);
     const page = await reviewPage(link);
     expect(page.response.status).toBe(404);
-    expect((await fetch(`${link}/prompts`)).status).toBe(404);
+    expect((await fetch(`${link}/list`)).status).toBe(404);
     expect((await listPrompts(sessionId, operator())).map((p) => p.requestId)).not.toContain(requestId);
     // A new id is still taken in the full session.
     expect((await createPrompt(elicitationUrl, createBody())).status).toBe(201);
@@ -58,7 +58,7 @@ it("the review page rebuilds a card when the prompt behind its request id is ano
     // The service no longer serves two prompts under one id: the page is shown one anyway, as a service that reused an
     // id would, by rewriting its refresh once the person has ticked the box.
     let swap = false;
-    await page.route("**/prompts", async (route) => {
+    await page.route("**/list", async (route) => {
       const response = await route.fetch();
       const json = (await response.json()) as { prompts: { requestId: string; createdAt: number }[] };
       if (swap) {

@@ -87,7 +87,7 @@ describe("a person signed in through Access", () => {
 
   it("is accepted with a single-string aud too", async () => {
     const { reviewUrl } = await mint(svc.origin);
-    expect((await fetch(`${reviewUrl}/prompts`, { headers: as(person("ann@example.com", { aud: AUD })) })).status).toBe(200);
+    expect((await fetch(`${reviewUrl}/list`, { headers: as(person("ann@example.com", { aud: AUD })) })).status).toBe(200);
   });
 });
 
@@ -127,7 +127,7 @@ describe("nobody else answers", () => {
     const page = await fetch(reviewUrl);
     expect(page.status).toBe(401);
     expect(await page.text()).toContain("sign in through Cloudflare Access");
-    expect((await fetch(`${reviewUrl}/prompts`)).status).toBe(401);
+    expect((await fetch(`${reviewUrl}/list`)).status).toBe(401);
     expect((await decide(reviewUrl, id, "accept", { csrf: "x" })).status).toBe(401);
     expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
   });
@@ -139,7 +139,7 @@ describe("nobody else answers", () => {
       const page = await fetch(reviewUrl, { headers: as(token) });
       expect(page.status).toBe(403);
       expect(await page.text()).toContain("a service token cannot answer");
-      expect((await fetch(`${reviewUrl}/prompts`, { headers: as(token) })).status).toBe(403);
+      expect((await fetch(`${reviewUrl}/list`, { headers: as(token) })).status).toBe(403);
       expect((await decide(reviewUrl, id, "accept", { csrf: "x", headers: as(token) })).status).toBe(403);
     }
     expect((await poll(elicitationUrl, id)).body.action).toBe("pending");
@@ -177,7 +177,7 @@ describe("nobody else answers", () => {
 
   it.each(forged)("refuses %s (%s)", async (_name, reason, make) => {
     const { reviewUrl } = await mint(svc.origin);
-    const response = await fetch(`${reviewUrl}/prompts`, { headers: as(make()) });
+    const response = await fetch(`${reviewUrl}/list`, { headers: as(make()) });
     expect(response.status).toBe(401);
     expect(((await response.json()) as { error: string }).error).toContain(`(${reason})`);
   });

@@ -50,7 +50,7 @@ describe("the list and the per-prompt form", () => {
     for (let from = 0; from < MAX_PENDING; from += 10) {
       await Promise.all(Array.from({ length: 10 }, (_, i) => createWith(elicitationUrl, bigForm(`p${from + i}`), {}, bigMessage(`p${from + i}`))));
     }
-    const response = await fetch(`${reviewUrl}/prompts`);
+    const response = await fetch(`${reviewUrl}/list`);
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text.length, `R-APPR-17: the list weighs ${text.length} bytes`).toBeLessThan(LIST_BOUND_BYTES);
@@ -127,7 +127,7 @@ it("a card's message and fields come from the prompt's own fetch, and Accept is 
       await route.continue();
     });
     page.on("response", (r) => {
-      if (new URL(r.url()).pathname.endsWith("/prompts")) void r.text().then((t) => listed.push(t));
+      if (new URL(r.url()).pathname.endsWith("/list")) void r.text().then((t) => listed.push(t));
     });
     await gotoTraced(page, reviewUrl);
     const card = page.locator(`[data-testid="prompt"][data-request-id="${requestId}"]`);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { listPrompts } from "../../approvals/dev-api.mjs";
 import { READ_VALUES_HEADING } from "../../bundles/onepassword/onepassword.prompt";
 import { CARD_UPDATE_MS, gotoTraced, launchChromium } from "../e2e/browser";
-import { DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, reviewPage, sleep, useApprovals } from "./helpers";
+import { createBody, createPrompt, DEV_OPERATOR_TOKEN, decide, mint, newPrompt, poll, requestIdOf, reviewPage, sleep, useApprovals } from "./helpers";
 
 const svc = useApprovals();
 
@@ -63,7 +63,7 @@ describe("the page", () => {
     const { elicitationUrl, reviewUrl } = await mint(svc.origin);
     const message = 'Send <b>this</b>?\nTo: "x" <x@example.com>\n\u202Eevil';
     const id = await newPrompt(elicitationUrl, { message, meta: { "com.pulsemcp/session-id": "agent-session-7" } });
-    const response = await fetch(`${reviewUrl}/prompts`);
+    const response = await fetch(`${reviewUrl}/list`);
     const body = (await response.json()) as { now: number; devMode: boolean; prompts: Record<string, unknown>[] };
     expect(body.devMode).toBe(true);
     expect(Math.abs(body.now - Date.now())).toBeLessThan(5000);
@@ -79,6 +79,24 @@ describe("the page", () => {
     // The confirm box's words are the form's: the card fetches them with its fields, from the prompt's own route.
     const form = (await (await fetch(`${reviewUrl}/prompts/${id}`)).json()) as { prompt: Record<string, unknown> };
     expect(form.prompt).toMatchObject({ requestId: id, message, confirm: { title: "Send this email", description: "Tick to send" }, fields: [] });
+  });
+});
+
+describe("a page loaded before the list stopped carrying messages", () => {
+  it("its poll of /prompts is told to reload (410), on the session's page and on a one-prompt page, and lists nothing", async () => {
+    const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+    const body = createBody({ meta: { "dev.strad/review-url": true } });
+    const created = await createPrompt(elicitationUrl, body);
+    expect(created.status).toBe(201);
+    const link = ((await created.json()) as { _meta?: Record<string, string> })._meta?.["dev.strad/review-url"] as string;
+    for (const base of [reviewUrl, link]) {
+      const old = await fetch(`${base}/prompts`);
+      expect(old.status).toBe(410);
+      const text = await old.text();
+      expect(JSON.parse(text)).toEqual({ error: expect.stringMatching(/^This page is out of date: reload it to see the prompts?\.$/) });
+      expect(text).not.toContain(requestIdOf(body));
+      expect((await fetch(`${base}/list`)).status).toBe(200);
+    }
   });
 });
 
@@ -333,7 +351,7 @@ describe("a poll answered before a decision and read after it", () => {
         release = r;
       });
       let later = 0;
-      await page.route("**/prompts", async (route) => {
+      await page.route("**/list", async (route) => {
         if (!armed) return route.continue();
         if (later++ > 0) return; // held: never answered while the test looks
         const stale = await route.fetch();

@@ -425,7 +425,7 @@ describe("the approval service: a session token can create and poll, never answe
     expect(html).not.toContain("<script>alert(1)");
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
     // The list carries no message (R-APPR-17); the card's own fetch does, as JSON the browser never sniffs as HTML.
-    const list = await fetch(`${session.reviewUrl}/prompts`);
+    const list = await fetch(`${session.reviewUrl}/list`);
     expect(list.headers.get("content-type")).toMatch(/^application\/json/);
     expect(list.headers.get("x-content-type-options")).toBe("nosniff");
     expect(await list.text()).not.toContain("onerror");

@@ -17,8 +17,14 @@ servers:
 `;
 
 let received: string[] = [];
+/** When set, the mount answers a result holding a value 400,000 levels deep: valid JSON Node cannot stringify again. */
+let deepAnswer = false;
 const MAIL = binding(async (request) => {
   received.push(await request.text());
+  if (deepAnswer) {
+    const deep = `${"[".repeat(400_000)}${"]".repeat(400_000)}`;
+    return new Response(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}],"structuredContent":{"deep":${deep}}}}`, { headers: { "content-type": "application/json" } });
+  }
   return Response.json({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "done" }] } });
 });
 const META = {
@@ -98,6 +104,19 @@ describe("R-FWD-10: arguments nested past what the gateway can serialise", () =>
       }
     });
   }
+
+  it("a mount's answer nested past what this engine can serialise ends the call -32603 on the fast lane, logged internal_error, never ok", async () => {
+    deepAnswer = true;
+    try {
+      const { status, message, logs } = await call("2026-07-28", '{"a":1}');
+      expect(status).toBe(200);
+      expect(message.error).toEqual({ code: RpcCode.Internal, message: "internal error" });
+      const line = logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "mcp_request");
+      expect(line?.outcome).toBe("internal_error");
+    } finally {
+      deepAnswer = false;
+    }
+  });
 
   it("encodeCall refuses only the stack's RangeError: any other failure of serialisation is not hidden as the caller's", () => {
     const cyclic: Record<string, unknown> = {};

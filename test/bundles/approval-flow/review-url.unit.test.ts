@@ -34,7 +34,7 @@ describe("a prompt's own review URL", () => {
     const page = await reviewPage(reviewUrl);
     expect(page.response.status).toBe(200);
     expect(page.base).toBe(new URL(reviewUrl).pathname);
-    const listed = (await (await fetch(`${reviewUrl}/prompts`)).json()) as { prompts: { requestId: string }[] };
+    const listed = (await (await fetch(`${reviewUrl}/list`)).json()) as { prompts: { requestId: string }[] };
     expect(listed.prompts.map((p) => p.requestId)).toEqual([id]);
     // Another prompt of the same session, through this page: refused, and left pending.
     expect((await decide(reviewUrl, other, "accept", { csrf: page.csrf })).status).toBe(404);
@@ -54,7 +54,7 @@ describe("a prompt's own review URL", () => {
     const late = await decide(reviewUrl, id, "accept", { csrf });
     expect(late.status).toBe(409);
     expect(late.body.error).toMatch(/Too late: this prompt expired .* can no longer be decided/);
-    const listed = (await (await fetch(`${reviewUrl}/prompts`)).json()) as { prompts: { status: string }[] };
+    const listed = (await (await fetch(`${reviewUrl}/list`)).json()) as { prompts: { status: string }[] };
     expect(listed.prompts.map((p) => p.status)).toEqual(["expired"]);
     expect((await poll(elicitationUrl, id)).body.action).toBe("expired");
   }, 20_000);
