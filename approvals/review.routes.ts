@@ -225,7 +225,7 @@ reviewRoutes.get("/review/:key", async (c) => {
 // The list lived at /prompts while it carried each prompt's message. A page loaded before that changed polls /prompts
 // still, and would build cards showing no message whose Accept still worked: it is told to reload instead, and its
 // cards built before stay as they were, each with the message it was given (R-APPR-17).
-reviewRoutes.get("/review/:key/prompts", (c) => jsonError(410, "This page is out of date: reload it to see the prompts."));
+reviewRoutes.get("/review/:key/prompts", () => jsonError(410, "This page is out of date: reload it to see the prompts."));
 
 reviewRoutes.get("/review/:key/list", async (c) => {
   // Polled every 2 s: every pending prompt (at most 100) and only the most recent settled ones; older ones are counted.
@@ -250,7 +250,7 @@ reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key`, async (c) => {
   return c.html(renderReviewPage({ devMode: c.var.devMode, identity: c.var.identity, csrf, base }), 200, { "cache-control": "no-store" });
 });
 
-reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts`, (c) => jsonError(410, "This page is out of date: reload it to see the prompt."));
+reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key/prompts`, () => jsonError(410, "This page is out of date: reload it to see the prompt."));
 
 reviewRoutes.get(`${PROMPT_REVIEW_BASE}/:requestId/:key/list`, async (c) => {
   const prompt = await sessionStore(c.env, c.var.sessionId).prompt(c.req.param("requestId"));
