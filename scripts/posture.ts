@@ -28,7 +28,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { WAIVER_REASON as APPROVAL_FLOW_WAIVER } from "../bundles/approval-flow/approval-flow.tools";
+import { WAIVER_REASON as APPROVAL_FLOW_WAIVER } from "../bundles/approval-flow/approval-flow.watch";
 import { gmailScopesFor } from "../bundles/google/google.scopes";
 import { elicitationPosture } from "../bundles/kit/posture";
 import { elicitationSwitch } from "../bundles/kit/switch";

@@ -6,21 +6,19 @@
 import { type CallToolResult, inputRequired, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { META_REVIEW_URL } from "../../contract/elicitation";
-import { slugNamespace } from "../../contract/slug";
-import { isSecureOrLoopback } from "../../contract/url-policy";
-import { type ApprovalError, createPrompt, DEFAULT_POLL_INTERVAL_MS, describeApprovalError, LONG_POLL_WAIT_S, type PromptPolled, pollPrompt } from "../kit/approval-client";
-import { type AuditReason, audit, auditTrail, cardDigest, decisionTrail } from "../kit/audit";
-import { argumentsFingerprint, auditRefusal, msFromEnv, noAnswerLine, preflight } from "../kit/confirm";
+import { createPrompt, describeApprovalError } from "../kit/approval-client";
+import { audit, auditTrail, cardDigest, decisionTrail } from "../kit/audit";
+import { argumentsFingerprint, msFromEnv } from "../kit/confirm";
 import { type FingerprintInput, fingerprint } from "../kit/fingerprint";
 import { GateRefusal, gatedWrite, type WriteWords } from "../kit/gate";
-import { type DeclaredAnnotations, declareGuard, refusal } from "../kit/guard";
+import { type DeclaredAnnotations, declareGuard } from "../kit/guard";
 import { DEFAULT_KEEPALIVE_MS, startKeepalive } from "../kit/keepalive";
 import { PromptRefusal } from "../kit/prompt";
-import { type CallScope, type CallState, currentScope } from "../kit/scope";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
 import { buildFlowPrompt, checkPayload, MAX_PURPOSE_CHARS } from "./approval-flow.prompt";
-import type { FlowRecord, FlowStatus, FlowStoreApi, NewFlow, Settled } from "./approval-flow.store";
-
+import { handsOnReviewUrl, REVIEW_LINK_MESSAGE, REVIEW_QUESTION_KEY, reviewRetry, reviewState, reviewUrlFrom } from "./approval-flow.review";
+import type { FlowRecord, FlowStatus, NewFlow } from "./approval-flow.store";
+import { json, observe, ownRequest, type Ready, ready, SERVICE_REASON, sessionTag, statusOf, text } from "./approval-flow.watch";
 /**
  * The bundle's registry of confirmed tools. All four rest on the caller's approval channel: request_approval asks a
  * person, await_approval and check_status read that person's answer over the channel the request was made on, and
@@ -34,21 +32,8 @@ export const TTL_SECONDS = { fallback: 3600, min: 60, max: 86_400 } as const;
 export const AWAIT_MAX_MS = 25_000;
 /** What await_approval leaves between its bound and the channel's deadline (itself a margin before the hop's timeout). */
 export const AWAIT_MARGIN_MS = 500;
-/** How long past its bound a held poll may take to come back before it is cut. */
-const BOUND_SLACK_MS = 200;
-/** How long check_status and apply give the approval service to answer a plain poll. */
-export const QUICK_POLL_MS = 5_000;
 /** A create is given this long (and never past the call's deadline). */
 export const CREATE_TIMEOUT_MS = 15_000;
-/** The longest reviewUrl handed on; a longer one, or anything but an absolute https (or loopback http) URL, is null. */
-export const MAX_REVIEW_URL_CHARS = 2048;
-/**
- * The slug's own setting that hands the agent each request's review link: `<SLUG>__REVIEW_URL_TO_AGENT`, exactly
- * "true" (a roster `env` entry of the slug). Off by default: the link opens a decision page, and the agent's words
- * are not where a person should find it (docs/rules.md R-FLOW-9).
- */
-export const REVIEW_URL_SETTING = "REVIEW_URL_TO_AGENT";
-const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const ANNOTATIONS = {
   request: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -56,31 +41,9 @@ const ANNOTATIONS = {
   apply: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 } satisfies Record<string, DeclaredAnnotations>;
 
-export const UNKNOWN_ID = "Not found: no approval request with this elicitationId belongs to this caller. Nothing was read or written.";
-export const OTHER_SESSION = "this approval request was made on another approval session (another X-Elicitation-Url); only the session it was made on can await, check or apply it";
-export const WAIVER_REASON = "this slug waives confirmations (skipConfirmations), but an approval request always asks a person: there is no one to ask on a waived slug";
-const NO_CALLER = "the gateway named no caller on the approval channel, so the request could not be kept as this caller's";
 const APPLY_WORDS: WriteWords = { act: "apply", done: "applied", target: "request" };
 /** Where the gate "writes" an apply: nowhere on the network; the fetch it is handed moves the request in the store. */
 const APPLY_URL = "https://approval-flow.invalid/apply";
-
-/** An approval service's failure, as the audit trail words it. */
-const SERVICE_REASON: Record<ApprovalError["code"], AuditReason> = {
-  APPROVAL_HTTP: "approval_service_http",
-  APPROVAL_REDIRECT: "approval_service_redirect",
-  APPROVAL_UNREACHABLE: "approval_service_unreachable",
-  APPROVAL_PROTOCOL: "approval_service_protocol",
-};
-
-type StoreNamespace = { idFromName(name: string): unknown; get(id: unknown): unknown };
-
-function json(value: Record<string, unknown>, isError = false): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, isError };
-}
-
-function text(message: string): CallToolResult {
-  return { content: [{ type: "text", text: message }], isError: true };
-}
 
 /** The request's expiry: ttlSeconds (3600 when unset) clamped to 60-86400 (docs/rules.md R-FLOW-3). */
 export function ttlSeconds(requested: number | undefined): number {
@@ -88,236 +51,9 @@ export function ttlSeconds(requested: number | undefined): number {
   return Math.min(TTL_SECONDS.max, Math.max(TTL_SECONDS.min, Math.floor(requested)));
 }
 
-/** The approval session a channel names: a digest of its URL, never the URL (a credential). */
-export async function sessionTag(url: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(url));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** Whether this slug opts in to handing the agent the review link: its own namespaced setting, exactly "true"; a bare name is not read (another slug of the bundle could set it). */
-export function handsOnReviewUrl(env: Record<string, unknown>, slug: string): boolean {
-  return env[`${slugNamespace(slug)}${REVIEW_URL_SETTING}`] === "true";
-}
-
-/** The review page's URL as the approval service named it, when it is one to hand on; otherwise null. */
-export function reviewUrlFrom(meta: Record<string, unknown>): string | null {
-  const value = meta[META_REVIEW_URL];
-  if (typeof value !== "string" || value.length > MAX_REVIEW_URL_CHARS) return null;
-  try {
-    const url = new URL(value);
-    return isSecureOrLoopback(url) && url.username === "" && url.password === "" && url.href === value ? value : null;
-  } catch {
-    return null;
-  }
-}
-
 /** What the approval is bound to: this request, the purpose the person read and the payload they saw. */
 export function flowBinding(flow: Pick<NewFlow, "id" | "purpose" | "payload">): FingerprintInput {
   return { operation: "approval_flow.apply", target: { elicitation: flow.id, purpose: flow.purpose, payload: flow.payload } };
-}
-
-interface Ready {
-  scope: CallScope;
-  call: CallState;
-  /** The slug the call came on: a request asked under another slug of the mount reads as unknown. */
-  slug: string;
-  url: string;
-  headers: Record<string, string>;
-  caller: string;
-  deadline: number;
-  store: FlowStoreApi;
-}
-
-/** The kit's preflight, then what this bundle needs on top: an ask channel naming its caller, and its store. */
-function ready(): { ok: true; ready: Ready } | { ok: false; answer: CallToolResult } {
-  const scope = currentScope();
-  const pre = preflight();
-  if (!pre.ok) {
-    auditRefusal(pre);
-    return { ok: false, answer: refusal(pre.reason) };
-  }
-  const call = scope.call;
-  const channel = call?.channel;
-  if (call === undefined || channel?.kind !== "ask" || call.deadline === undefined) {
-    audit("refused", { reason: "no_channel" }, scope);
-    return { ok: false, answer: refusal(pre.mode === "skip" ? WAIVER_REASON : "no approval channel this bundle can ask over reached this call") };
-  }
-  const caller = channel.channel.caller;
-  if (caller === undefined) {
-    audit("refused", { reason: "malformed_channel" }, scope);
-    return { ok: false, answer: refusal(NO_CALLER) };
-  }
-  const ns = scope.env.FLOWS as StoreNamespace | undefined;
-  if (ns === undefined || typeof ns.idFromName !== "function")
-    return { ok: false, answer: text("Not done: this bundle has no store for approval requests (the FLOWS binding is missing). Nothing was read or written.") };
-  const store = ns.get(ns.idFromName(`caller:${caller}`)) as FlowStoreApi;
-  return { ok: true, ready: { scope, call, slug: channel.channel.slug, url: channel.channel.url, headers: channel.channel.headers, caller, deadline: call.deadline, store } };
-}
-
-/** The caller's own request on this call's approval session, or the answer that says why not. */
-async function ownRequest(r: Ready, elicitationId: string): Promise<{ ok: true; record: FlowRecord } | { ok: false; answer: CallToolResult }> {
-  // Another caller's id is looked up in that caller's store only, so it reads exactly as an unknown one (R-FLOW-5).
-  const record = ID.test(elicitationId) ? await r.store.get(elicitationId) : undefined;
-  // One asked under another slug of this mount (its card named that slug) reads the same way.
-  if (record === undefined || record.caller !== r.caller || (record.slug != null && record.slug !== r.slug)) return { ok: false, answer: text(UNKNOWN_ID) };
-  if (record.session !== (await sessionTag(r.url))) return { ok: false, answer: refusal(OTHER_SESSION) };
-  const trail = auditTrail(r.scope);
-  if (trail !== undefined) {
-    trail.request = record.requestId;
-    trail.fingerprint = record.fingerprint;
-    trail.approver = record.approver;
-  }
-  // Every later line of the request carries the digest of the card the person was shown (docs/rules.md R-EDIT-6).
-  const decision = decisionTrail(r.scope);
-  if (decision !== undefined) decision.card = record.card ?? null;
-  return { ok: true, record };
-}
-
-/** Records what a poll (or the deadline) said, once; the call that moved the request writes its audit line. */
-async function settle(r: Ready, record: FlowRecord, status: Settled, approver: string | null, line: { outcome: Parameters<typeof audit>[0]; reason?: AuditReason }): Promise<FlowRecord> {
-  const settled = await r.store.settle(record.id, status, approver);
-  if (settled === undefined) return record;
-  if (settled.changed) {
-    const trail = auditTrail(r.scope);
-    if (trail !== undefined) trail.approver = settled.record.approver;
-    audit(line.outcome, { reason: line.reason }, r.scope);
-  }
-  return settled.record;
-}
-
-/**
- * A pending request as a poll answered it: settled when the answer was one, unchanged while pending. An accept read at
- * or after the expiry counts as expired, unless the service's answer says it was decided before the expiry (its
- * `decidedAt`): a yes is only as good as the window the person was shown (docs/rules.md R-FLOW-12).
- */
-async function settleFrom(r: Ready, record: FlowRecord, polled: Exclude<PromptPolled, { ok: false }>, readAt: number): Promise<FlowRecord> {
-  if (polled.answer === "pending") return record;
-  if (polled.answer === "accept") {
-    const inTime = readAt < record.expiresAt || (polled.decidedAt !== undefined && polled.decidedAt < record.expiresAt);
-    if (!inTime) return settle(r, record, "expired", null, { outcome: "expired", reason: "deadline" });
-    return settle(r, record, "approved", polled.approver, { outcome: "approved" });
-  }
-  const line = noAnswerLine(polled.answer, polled.cause);
-  return settle(r, record, polled.answer === "expired" ? "expired" : "rejected", polled.approver, line);
-}
-
-type Observed = { ok: true; record: FlowRecord } | { ok: false; answer: CallToolResult };
-
-/**
- * The request's status, asking the approval service only while it is pending: until `until` (epoch ms) with
- * `Prefer: wait` (a service that does not hold polls is polled every STRAD_POLL_INTERVAL_MS), never past the
- * request's expiry. At or after the expiry one last plain poll reads what the service decided in time; without an
- * answer by then the request is expired (docs/rules.md R-FLOW-7, R-FLOW-8).
- */
-async function observe(r: Ready, start: FlowRecord, until: number): Promise<Observed> {
-  let record = start;
-  const interval = msFromEnv(r.scope.env, "STRAD_POLL_INTERVAL_MS", DEFAULT_POLL_INTERVAL_MS, 20, 60_000);
-  const poll = (waitS: number, deadline: number) =>
-    pollPrompt({ url: r.url, headers: r.headers, requestId: record.requestId, waitS, deadline: Math.min(deadline, r.deadline), signal: r.scope.signal });
-  for (;;) {
-    if (record.status !== "pending") return { ok: true, record };
-    if (r.scope.signal.aborted) return { ok: true, record };
-    const now = Date.now();
-    if (now >= record.expiresAt) {
-      const last = await poll(0, now + QUICK_POLL_MS);
-      if (last.ok && last.answer !== "pending") return { ok: true, record: await settleFrom(r, record, last, Date.now()) };
-      // Nothing decided in time (or no word from the service): the deadline decides.
-      return { ok: true, record: await settle(r, record, "expired", null, { outcome: "expired", reason: "deadline" }) };
-    }
-    const end = Math.min(until, record.expiresAt);
-    const waitS = Math.min(LONG_POLL_WAIT_S, Math.floor((end - now) / 1000));
-    const holding = waitS >= 1;
-    // A held poll is cut at the bound (a service answering late must not hold the call past it); one held to the
-    // expiry is given a moment to answer how the request ended. A plain poll gets QUICK_POLL_MS.
-    const abortAt = Math.min(r.deadline, holding ? end + (end === record.expiresAt ? QUICK_POLL_MS : BOUND_SLACK_MS) : now + QUICK_POLL_MS);
-    const started = Date.now();
-    const polled = await poll(waitS, abortAt);
-    if (!polled.ok) {
-      if (r.scope.signal.aborted) return { ok: true, record };
-      if (holding && polled.error.code === "APPROVAL_UNREACHABLE" && Date.now() >= abortAt - 5) {
-        // The bound cut the held poll: still pending, unless the expiry has come meanwhile.
-        if (Date.now() >= record.expiresAt) continue;
-        return { ok: true, record };
-      }
-      audit("refused", { reason: SERVICE_REASON[polled.error.code] }, r.scope);
-      return { ok: false, answer: text(`Not done: ${describeApprovalError(polled.error)}. The request's status is unknown for now; nothing was applied.`) };
-    }
-    record = await settleFrom(r, record, polled, Date.now());
-    if (record.status !== "pending") return { ok: true, record };
-    if (Date.now() >= until && Date.now() < record.expiresAt) return { ok: true, record };
-    // A service that answered at once (no long-poll) is asked again after the poll interval, within the bound.
-    const held = Date.now() - started;
-    const pause = Math.min(Math.max(0, interval - held), Math.max(0, Math.min(until, record.expiresAt) - Date.now()));
-    if (pause > 0) await sleep(pause, r.scope.signal);
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
-/** The status the agent is told: an approval not applied by its expiry has run out, and is expired (docs/rules.md R-FLOW-12). */
-export const statusOf = (record: FlowRecord, now: number = Date.now()): FlowStatus => (record.status === "approved" && now >= record.expiresAt ? "expired" : record.status);
-
-/** The key of the review link's question in request_approval's input_required, and what its retry's state starts with. */
-export const REVIEW_QUESTION_KEY = "review";
-const REVIEW_STATE = "af1.";
-/** The words the host shows with the link: fixed, never the caller's purpose (a person reads the purpose on the page). */
-export const REVIEW_LINK_MESSAGE = "A person's approval is asked for: open the approval service's review page to decide.";
-
-/**
- * The state a pushed review link's retry brings back: which request it was, the link (as the service named it) and a
- * fingerprint of the arguments, so a retry is taken only for the very call that asked.
- */
-function reviewState(id: string, reviewUrl: string, args: string): string {
-  return `${REVIEW_STATE}${btoa(JSON.stringify({ id, reviewUrl, args })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
-}
-
-function readReviewState(state: string | undefined, args: string): { id: string; reviewUrl: string } | undefined {
-  if (state === undefined || !state.startsWith(REVIEW_STATE) || state.length > 4 * MAX_REVIEW_URL_CHARS) return undefined;
-  try {
-    const decoded = JSON.parse(atob(state.slice(REVIEW_STATE.length).replaceAll("-", "+").replaceAll("_", "/"))) as { id?: unknown; reviewUrl?: unknown; args?: unknown };
-    if (typeof decoded.id !== "string" || !ID.test(decoded.id) || typeof decoded.reviewUrl !== "string" || decoded.args !== args) return undefined;
-    // Held to what a service-named link must be, so the retry can hand on nothing the first call would not have.
-    const reviewUrl = reviewUrlFrom({ [META_REVIEW_URL]: decoded.reviewUrl });
-    return reviewUrl === null ? undefined : { id: decoded.id, reviewUrl };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The retry of a request_approval whose review link was put to the host (docs/rules.md R-FLOW-13): the answer names the
- * request this caller made on this session, so the result is that request's, and nothing new is asked or kept. The
- * state is the caller's own to send, and can name only the caller's own request on its own session: anything else is
- * not a retry, and the call asks afresh.
- */
-async function reviewRetry(r: Ready): Promise<CallToolResult | undefined> {
-  // Only where a link could have been put (the caller calls this only where the slug hands it on): a caller that takes
-  // URL-mode elicitation.
-  if (r.call.requestState === undefined || r.call.urlElicitation !== true) return undefined;
-  const state = readReviewState(r.call.requestState, await argumentsFingerprint(r.call.toolName, r.call.arguments));
-  if (state === undefined) return undefined;
-  const own = await ownRequest(r, state.id);
-  if (!own.ok) return undefined;
-  return json({
-    elicitationId: own.record.id,
-    status: statusOf(own.record),
-    reviewUrl: state.reviewUrl,
-    expiresAt: new Date(own.record.expiresAt).toISOString(),
-    // The link was put to a host that advertised URL-mode elicitation: on 2026-07-28 its client retried with this state,
-    // on 2025-11-25 the gateway pushed it on the call's stream and retried at once (it waits for no answer to a link).
-    elicitationDelivered: true,
-  });
 }
 
 async function requestApproval(args: { purpose: string; payload?: unknown; ttlSeconds?: number }): Promise<CallToolResult> {

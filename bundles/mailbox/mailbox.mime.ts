@@ -2,7 +2,7 @@
 // over its cap is refused whole with the cap named, never cut (docs/rules.md R-MAIL-9). A draft's header values
 // are the caller's, so a line break in one is refused rather than let it add a header of its own.
 import PostalMime, { type Address, type Attachment } from "postal-mime";
-import { MailError } from "./mailbox.client";
+import { MailError } from "./mailbox.errors";
 
 /** The largest message get_message and get_attachments read (its RFC822.SIZE, checked before its bytes are). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;

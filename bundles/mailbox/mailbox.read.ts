@@ -6,7 +6,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import PostalMime from "postal-mime";
 import { slugNamespace } from "../../contract/slug";
-import { type ImapClient, MailError } from "./mailbox.client";
+import type { ImapClient } from "./mailbox.client";
+import { MailError } from "./mailbox.errors";
 import { attachmentBytes, checkAttachmentSize, checkMessageSize, checkTextLength, MAX_MESSAGE_BYTES, parseMessage } from "./mailbox.mime";
 import { countOf, pageNewestFirst } from "./mailbox.uids";
 import { atomOf, bytesOf, listOf, raw, str, type Token } from "./mailbox.wire";

@@ -3,8 +3,10 @@
 // takes each look at its target through `look()`, on a connection of its own that is closed before the look returns,
 // so no socket is open, logged in, while a person decides; the look after the answer is a new SELECT that sees a
 // recreated mailbox's new UIDVALIDITY, and the write opens its own connection and looks once more before it acts.
-import { type Connector, ImapClient, MailError } from "./mailbox.client";
+import { ImapClient } from "./mailbox.client";
 import { accountFor } from "./mailbox.config";
+import type { Connector } from "./mailbox.connection";
+import { MailError } from "./mailbox.errors";
 import { workerConnect } from "./mailbox.socket";
 
 let connector: Connector = workerConnect;

@@ -1,7 +1,7 @@
 // IMAP's wire format, over any byte stream: reading one response whole (its text lines and the literals between
 // them, each `{n}` read as exactly n octets), capped at every step so a server cannot make the Worker hold more
 // than it asked for (docs/rules.md R-MAIL-8); tokenizing it; and writing a command's arguments (quoted strings, or
-// literals for anything a quoted string cannot carry). No socket here: mailbox.client.ts brings one.
+// literals for anything a quoted string cannot carry). No socket here: mailbox.connection.ts brings one.
 
 export class ImapWireError extends Error {
   constructor(message: string) {

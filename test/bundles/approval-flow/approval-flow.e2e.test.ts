@@ -6,7 +6,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decidePrompt, listPrompts, mintSession } from "../../../approvals/dev-api.mjs";
-import { OTHER_SESSION, UNKNOWN_ID } from "../../../bundles/approval-flow/approval-flow.tools";
+import { OTHER_SESSION, UNKNOWN_ID } from "../../../bundles/approval-flow/approval-flow.watch";
 import { CARD_UPDATE_MS, gotoTraced, launchChromium } from "../../e2e/browser";
 import { bearer, type Connected, connectLegacy, connectModern, logsCaughtUp, STACK_LOG, TOKENS, textOf } from "../../e2e/helpers";
 

@@ -5,18 +5,10 @@
 // lasts only until the expiry the person was shown (the e2e suite runs it through the real stack).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildFlowPrompt, checkPayload, formatPayload, MAX_PAYLOAD_BYTES, safeString } from "../../../bundles/approval-flow/approval-flow.prompt";
+import { REVIEW_URL_SETTING, reviewUrlFrom } from "../../../bundles/approval-flow/approval-flow.review";
 import type { FlowRecord } from "../../../bundles/approval-flow/approval-flow.store";
-import {
-  approvalFlowServer,
-  CONFIRMED_TOOLS,
-  OTHER_SESSION,
-  REVIEW_URL_SETTING,
-  reviewUrlFrom,
-  TTL_SECONDS,
-  ttlSeconds,
-  UNKNOWN_ID,
-  WAIVER_REASON,
-} from "../../../bundles/approval-flow/approval-flow.tools";
+import { approvalFlowServer, CONFIRMED_TOOLS, TTL_SECONDS, ttlSeconds } from "../../../bundles/approval-flow/approval-flow.tools";
+import { OTHER_SESSION, UNKNOWN_ID, WAIVER_REASON } from "../../../bundles/approval-flow/approval-flow.watch";
 import manifest from "../../../bundles/approval-flow/bundle.json";
 import { serveBundle } from "../../../bundles/kit/mount";
 import { CALLER_VALUES_HEADING, PromptRefusal } from "../../../bundles/kit/prompt";

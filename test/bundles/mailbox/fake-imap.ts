@@ -1,7 +1,7 @@
 // A scripted IMAP server in memory, behind the bundle's connector: the commands the mailbox tools send, over mailboxes
 // a test sets up and reads back, with faults on cue (a NO, an answer that never comes, a connection that drops, each
 // after the command ran or before), and every connection counted while it is open. Deterministic: no socket, no clock.
-import type { Connector, SocketLike } from "../../../bundles/mailbox/mailbox.client";
+import type { Connector, SocketLike } from "../../../bundles/mailbox/mailbox.connection";
 
 export interface FakeMessage {
   uid: number;

@@ -4,7 +4,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll } from "vitest";
-import type { Connector, SocketLike } from "../../../bundles/mailbox/mailbox.client";
+import type { Connector, SocketLike } from "../../../bundles/mailbox/mailbox.connection";
 import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 // @ts-expect-error: plain ESM helper without types
 import { DEV_USERS, startDovecot } from "../../servers/dovecot/dovecot.mjs";

@@ -7,7 +7,7 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { serveBundle } from "../../../bundles/kit/mount";
 import manifest from "../../../bundles/mailbox/bundle.json";
-import type { Connector } from "../../../bundles/mailbox/mailbox.client";
+import type { Connector } from "../../../bundles/mailbox/mailbox.connection";
 import { MAX_PAGE } from "../../../bundles/mailbox/mailbox.read";
 import { mailboxServer } from "../../../bundles/mailbox/mailbox.tools";
 import { answer, both, call, list, onGatedHop, type Raw } from "../kit/helpers/lane";

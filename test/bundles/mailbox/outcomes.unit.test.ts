@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
-import { COMMAND_TIMEOUT_MS } from "../../../bundles/mailbox/mailbox.client";
+import { COMMAND_TIMEOUT_MS } from "../../../bundles/mailbox/mailbox.connection";
 import { useConnector } from "../../../bundles/mailbox/mailbox.session";
 import { callBundle } from "../kit/helpers/bundle";
 import { CALL, fakeRegistry } from "../pads/helpers";

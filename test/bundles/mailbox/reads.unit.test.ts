@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetSwitchLog } from "../../../bundles/kit/switch";
 import handler from "../../../bundles/mailbox/mailbox.app";
-import type { Connector } from "../../../bundles/mailbox/mailbox.client";
+import type { Connector } from "../../../bundles/mailbox/mailbox.connection";
 import { MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS } from "../../../bundles/mailbox/mailbox.mime";
 import { attachmentKey } from "../../../bundles/mailbox/mailbox.read";
 import { useConnector } from "../../../bundles/mailbox/mailbox.session";

@@ -3,8 +3,9 @@
 // the old stream is still locked), the password goes only over the upgraded stream, a server that says more before
 // the handshake or offers no STARTTLS gets no password, and closing never waits on a socket that does not close.
 import { describe, expect, it } from "vitest";
-import { CLOSE_TIMEOUT_MS, type Connector, ImapClient, type SocketLike } from "../../../bundles/mailbox/mailbox.client";
+import { ImapClient } from "../../../bundles/mailbox/mailbox.client";
 import type { ImapAccount } from "../../../bundles/mailbox/mailbox.config";
+import { CLOSE_TIMEOUT_MS, type Connector, type SocketLike } from "../../../bundles/mailbox/mailbox.connection";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
