@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES } from "../../approvals/prompt";
 import { MAX_PENDING } from "../../approvals/settings";
 import { CARD_UPDATE_MS, chromiumForFile, gotoTraced } from "../e2e/browser";
-import { createBody, createPrompt, mint, newPrompt, poll, requestIdOf, reviewPage, useApprovals } from "./helpers";
+import { createBody, createPrompt, decide, mint, newPrompt, poll, requestIdOf, reviewPage, useApprovals } from "./helpers";
 
 const svc = useApprovals();
 
@@ -95,7 +95,9 @@ describe("the list and the per-prompt form", () => {
     expect((await fetch(`${a.reviewUrl}/prompts/${crypto.randomUUID()}`)).status).toBe(404);
     // The one-prompt page reads its own prompt's form and no other.
     const link = answer._meta?.["dev.strad/review-url"] as string;
-    expect(((await (await fetch(`${link}/prompts/${requestId}`)).json()) as Form).prompt.fields).toHaveLength(2);
+    const viaLink = ((await (await fetch(`${link}/prompts/${requestId}`)).json()) as Form).prompt;
+    expect(viaLink.fields).toHaveLength(2);
+    expect(viaLink.message).toBe(bigMessage("a"));
     expect((await fetch(`${link}/prompts/${other}`)).status).toBe(404);
     // A read decides nothing, and no other method on the route does either.
     expect(
@@ -158,6 +160,44 @@ it("a card's message and fields come from the prompt's own fetch, and Accept is 
     await card.getByTestId("prompt-accept").click();
     await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
     expect((await poll(elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
+  } finally {
+    await context.close();
+  }
+}, 60_000);
+
+it("a card whose prompt cannot be fetched says so, shows no message and cannot be accepted; the next refresh fetches it, and a settled prompt's card shows its message too", async () => {
+  const { elicitationUrl, reviewUrl } = await mint(svc.origin);
+  const settled = await newPrompt(elicitationUrl, { message: "Settled before the page opened?\nTo: old@example.com" });
+  const { csrf } = await reviewPage(reviewUrl);
+  expect((await decide(reviewUrl, settled, "decline", { csrf })).status).toBe(200);
+  const pending = await newPrompt(elicitationUrl, { message: "Send the report?\nTo: new@example.com" });
+  const context = await chromium.browser.newContext();
+  try {
+    const page = await context.newPage();
+    // The pending prompt's own fetch fails until it is let through: as a dropped connection or a 500 would.
+    let failing = true;
+    let failed = 0;
+    await page.route(`**/prompts/${pending}`, async (route) => {
+      if (!failing) return route.continue();
+      failed += 1;
+      return route.fulfill({ status: 500, contentType: "application/json", body: '{"error":"down"}' });
+    });
+    await gotoTraced(page, reviewUrl);
+    const old = page.locator(`[data-testid="prompt"][data-request-id="${settled}"]`);
+    await old.getByTestId("prompt-message").waitFor({ timeout: 15_000 });
+    expect(await old.getByTestId("prompt-message").innerText()).toContain("To: old@example.com");
+    expect(await old.getAttribute("data-status")).toBe("decline");
+    const card = page.locator(`[data-testid="prompt"][data-request-id="${pending}"]`);
+    await expect.poll(() => failed, { timeout: CARD_UPDATE_MS }).toBeGreaterThan(0);
+    await expect.poll(async () => card.getByTestId("prompt-message-loading").innerText(), { timeout: CARD_UPDATE_MS }).toBe("The request could not be loaded; retrying.");
+    expect(await card.getByTestId("prompt-message").count()).toBe(0);
+    expect(await card.getByTestId("prompt-confirm").isDisabled()).toBe(true);
+    expect(await card.getByTestId("prompt-accept").isDisabled()).toBe(true);
+    failing = false;
+    await card.getByTestId("prompt-message").waitFor({ timeout: CARD_UPDATE_MS });
+    expect(await card.getByTestId("prompt-message").innerText()).toContain("To: new@example.com");
+    await card.getByTestId("prompt-confirm").check();
+    expect(await card.getByTestId("prompt-accept").isEnabled()).toBe(true);
   } finally {
     await context.close();
   }
