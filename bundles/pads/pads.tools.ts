@@ -16,26 +16,11 @@ import type { PromptSpec } from "../kit/prompt";
 import { currentScope } from "../kit/scope";
 import { twoCallTokenShape } from "../kit/token";
 import { jsonSchemaOnce, plainTool, registerTools, type ToolEntry } from "../kit/tools";
-import {
-  appendOp,
-  checkPadId,
-  type EditAck,
-  MAX_PAD_CHARS,
-  newPadId,
-  occurrences,
-  PAD_ID,
-  PAD_ID_LENGTH,
-  PadError,
-  PadSession,
-  readPadText,
-  readStats,
-  replaceOp,
-  rustpadBase,
-  setOp,
-} from "./pads.client";
+import { checkPadId, MAX_PAD_CHARS, newPadId, PAD_ID, PAD_ID_LENGTH, PadError, readPadText, readStats, rustpadBase } from "./pads.client";
 import { padLeases } from "./pads.lease";
 import { describeVerdict, type LossVerdict, MAX_UNASKED_LOSS_CHARS, MAX_UNASKED_LOSS_PERCENT, MIN_KEPT_PERCENT } from "./pads.loss";
 import { charLength } from "./pads.ot";
+import { appendOp, type EditAck, occurrences, PadSession, replaceOp, setOp } from "./pads.session";
 
 /** The pads bundle's registry of confirmed tools: every tool that asks a person, and nothing else. */
 export const CONFIRMED_TOOLS: ReadonlySet<string> = new Set(["set_document", "replace_in_document"]);

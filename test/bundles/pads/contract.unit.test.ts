@@ -36,7 +36,8 @@ describe("the pads bundle's declarations", () => {
     const tools = readFileSync(new URL("../../../bundles/pads/pads.tools.ts", import.meta.url), "utf8");
     expect(tools).not.toMatch(/(^|[^.\w])fetch\s*\(/m);
     expect(tools).not.toMatch(/\.send\(/);
-    const client = readFileSync(new URL("../../../bundles/pads/pads.client.ts", import.meta.url), "utf8");
+    // The client's HTTP reads and the session together: every frame a pad's socket is sent comes from one of them.
+    const client = ["client", "session"].map((m) => readFileSync(new URL(`../../../bundles/pads/pads.${m}.ts`, import.meta.url), "utf8")).join("\n");
     // The two frames that change a pad are sent from one place each, reached only from the door handed to the gate.
     expect(client.match(/this\.send\(\{ Edit:/g)).toHaveLength(1);
     expect(client.match(/this\.send\(\{ SetLanguage:/g)).toHaveLength(1);

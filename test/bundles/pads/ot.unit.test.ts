@@ -4,8 +4,8 @@
 // convergence; lengths count code points, as Rust does.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { appendOp, occurrences, replaceOp, setOp } from "../../../bundles/pads/pads.client";
 import { charLength, OpSeq, PadOpError } from "../../../bundles/pads/pads.ot";
+import { appendOp, occurrences, replaceOp, setOp } from "../../../bundles/pads/pads.session";
 // @ts-expect-error: plain ESM helper without types
 import { Seq } from "../../fakes/rustpad/ot.mjs";
 
