@@ -1,22 +1,21 @@
 // The gateway's MCP server, built on the SDK so that both revisions (2025-11-25 and 2026-07-28) are served
 // from one code path. It is a proxy: tools/list merges the selected mounts, tools/call reaches exactly one.
 import type { ServerContext } from "@modelcontextprotocol/server";
-import { type CallRegistryNamespace, MAX_QUESTION_ROUNDS, questionTag, requestKey } from "../contract/call-registry";
+import type { CallRegistryNamespace } from "../contract/call-registry";
 import type { CallRef } from "../contract/channel";
 import { CHANNEL_META_KEY } from "../contract/channel-keys";
 import { RpcCode, RpcError } from "../contract/rpc";
 import { type ElicitationModes, elicitationModes, isInputRequired, isPlainObject, NO_ELICITATION, SDK_LEGACY_REVISIONS } from "../contract/tool-call";
-import { isSecureOrLoopback } from "../contract/url-policy";
 import type { Caller } from "./auth";
 import type { ProbedStream } from "./caller-stream";
 import { type CallOrigin, endCall, recordKey, watchCall } from "./calls";
 import { buildChannel, channelTtlMs, isGated } from "./channel";
-import { AnswerBox, describeUnaskable, questionFrame, questionId, readReply, sessionModes } from "./push";
+import { AnswerBox, describeUnaskable, putToCaller, sessionModes } from "./push";
 import { describeUnrelayable, modesCapabilities, NO_CAPABILITIES, type RetryParams } from "./relay";
 import type { Roster, ServerEntry } from "./roster";
 import { describeUnselected, resolveHeaderMap, toolAllowed } from "./roster-use";
 import { describeUnroutable, exposedName, routeTool, type Selection } from "./selection";
-import { AbortReason, callUpstream, describeUpstreamError, serialised, TOO_LARGE, type UpstreamError, type UpstreamResult } from "./upstream";
+import { AbortReason, callUpstream, describeUpstreamError, errorCode, serialised, TOO_LARGE, type UpstreamResult } from "./upstream";
 
 export type GatewayEnv = Record<string, unknown> & { CALLS: CallRegistryNamespace };
 
@@ -108,32 +107,6 @@ function serverHeaders(gw: GatewayRequest, server: ServerEntry): Record<string, 
   const resolved = resolveHeaderMap(server.headers, server.slug, gw.env);
   if (!resolved.ok) throw new RpcError(RpcCode.UpstreamFailed, `server "${server.slug}" needs secret ${resolved.missing}, which is not seeded`);
   return resolved.headers;
-}
-
-/** Resource not found in 2025-11-25, which the SDK sends as -32602 on both revisions (each codec's encodeErrorCode). */
-const SDK_REWRITES_TO_INVALID_PARAMS = -32002;
-
-/**
- * Codes that speak of the hop, not of the caller's request, so relaying one would tell the caller something untrue:
- * HeaderMismatch (-32020) and UnsupportedProtocolVersion (-32022) are about the headers and revision the gateway sent,
- * MissingRequiredClientCapability (-32021) about the gateway's own capabilities on the hop (none; the SDK would also
- * answer it HTTP 400), and URLElicitationRequired (-32042) names URLs in its data, which the gateway does not relay, so
- * the caller would get the code without what it requires. Each is the mount failing, as the gateway sees it.
- */
-const HOP_ONLY_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022, -32042]);
-
-function errorCode(error: UpstreamError): number {
-  if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
-  if (error.code === "UPSTREAM_ABORTED") return RpcCode.Cancelled;
-  if (error.code === "REQUEST_UNENCODABLE") return RpcCode.InvalidParams;
-  if (error.code === "UPSTREAM_RPC") {
-    // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same: the SDK sends
-    // a code only when it is a safe integer (-32603 otherwise) and makes -32002 a -32602.
-    if (!Number.isSafeInteger(error.rpcCode)) return RpcCode.Internal;
-    if (HOP_ONLY_CODES.has(error.rpcCode)) return RpcCode.UpstreamFailed;
-    return error.rpcCode === SDK_REWRITES_TO_INVALID_PARAMS ? RpcCode.InvalidParams : error.rpcCode;
-  }
-  return RpcCode.UpstreamFailed;
 }
 
 /**
@@ -238,122 +211,6 @@ export function callTool(gw: GatewayRequest, params: CallParams, ctx: ServerCont
     progressToken: ctx.mcpReq._meta?.progressToken,
     notify: (n) => ctx.mcpReq.notify(n),
   });
-}
-
-interface PushTarget {
-  ref: CallRef;
-  id: string | number;
-  answers: AnswerBox;
-  signal: AbortSignal;
-  /** The round the first of these questions is: rounds count every question this call put, up to MAX_QUESTION_ROUNDS. */
-  first: number;
-  /** Whether a form may be put (a client channel); otherwise a link alone (an approval channel, R-PUSH-5). */
-  form: boolean;
-  /**
-   * Epoch ms after which no answer counts: the call's start plus its channel's ttlMs, the margin before the gateway's
-   * own timeout that the bundle keeps on every other path, so a retry always has that margin to claim and write in.
-   */
-  answerBy: number;
-  /** Epoch ms the call started at, so a late answer's error says how long answers counted for. */
-  started: number;
-  /** The elicitation modes the caller's client declared. */
-  modes: ElicitationModes;
-}
-
-/** The call's end as the caller hears it: the reason its upstream was aborted with, or a generic cancel. */
-function endedError(slug: string, reason: unknown): RpcError {
-  const error = reason instanceof AbortReason ? reason.error : { code: "UPSTREAM_ABORTED" as const, reason: "the call has ended" };
-  return new RpcError(errorCode(error), describeUpstreamError(slug, error));
-}
-
-/**
- * Puts a mount's input_required questions to a 2025-11-25 caller, one at a time, on the call's own stream, and returns
- * what the retry carries: the answers under the mount's keys and the mount's state, as they came (docs/rules.md R-PUSH-1,
- * R-PUSH-2). Anything the caller cannot be asked, an error it answers with, no answer by `answerBy`, or a call that ends
- * first, throws: the mount is then not called again, so nothing acts. A link on an approval channel is put and not
- * waited for (R-PUSH-5): it collects nothing, and the mount's own answer must not hang on the host's.
- */
-async function putToCaller(gw: GatewayRequest, slug: string, result: Record<string, unknown>, target: PushTarget): Promise<{ params: RetryParams; asked: number }> {
-  const stream = await gw.callerStream;
-  const requests = (result.inputRequests ?? {}) as Record<string, { method?: unknown; params?: unknown }>;
-  const entries = Object.entries(requests);
-  const modes = target.modes;
-  const refuse = (why: string): never => {
-    gw.log.outcome = "question_unaskable";
-    throw new RpcError(RpcCode.QuestionUnrelayable, describeUnaskable(slug, why));
-  };
-  if (stream === undefined) refuse("the call is not answered as an event stream");
-  // A round that asks nothing still counts, so a mount that only ever hands its state back cannot loop the call.
-  const asked = Math.max(1, entries.length);
-  if (target.first + asked - 1 > MAX_QUESTION_ROUNDS) refuse(`it asked more than ${MAX_QUESTION_ROUNDS} questions in one call`);
-  const inputResponses: Record<string, unknown> = {};
-  let round = target.first;
-  for (const [key, request] of entries) {
-    if (request.method !== "elicitation/create") refuse("only elicitation/create is relayed to a 2025-11-25 client");
-    if (!isPlainObject(request.params)) refuse("its elicitation/create has no params object");
-    const params = request.params as Record<string, unknown>;
-    const mode = params.mode ?? "form";
-    if (!(mode === "form" ? modes.form : mode === "url" ? modes.url : false)) refuse(`the client did not declare ${String(mode)} elicitation`);
-    if (mode === "form" && !target.form) refuse("a mount on an approval channel may put only a link to its caller");
-    if (mode === "url" && !isLink(params.url)) refuse("its link is not an https URL (or http to a loopback host)");
-    const id = questionId(round, await questionTag(target.ref.nonce, round), requestKey(target.id));
-    // 2025-11-25's URL mode names its elicitation; 2026-07-28's carries no id (the mount's state correlates), so the
-    // question's own id serves.
-    const sent = mode === "url" && params.elicitationId === undefined ? { ...params, elicitationId: id } : params;
-    if (!target.form) {
-      if (!stream?.push(questionFrame(id, sent))) throw endedError(slug, target.signal.reason);
-      gw.log.outcome = "linked_client";
-      round++;
-      continue;
-    }
-    const late = new AbortController();
-    const timer = setTimeout(() => late.abort(), Math.max(0, target.answerBy - Date.now()));
-    const waited = target.answers.wait(round, AbortSignal.any([target.signal, late.signal]));
-    if (!stream?.push(questionFrame(id, sent))) {
-      clearTimeout(timer);
-      waited.catch(() => {});
-      throw endedError(slug, target.signal.reason);
-    }
-    gw.log.outcome = "asked_client";
-    const tooLate = () => {
-      gw.log.outcome = "client_answer_late";
-      return new RpcError(
-        RpcCode.UpstreamTimeout,
-        `the question server "${slug}" put to the caller was not answered in time (answers count until ${target.answerBy - target.started} ms into the call); nothing was done`,
-      );
-    };
-    let payload: string;
-    try {
-      payload = await waited;
-    } catch (reason) {
-      if (!late.signal.aborted || target.signal.aborted) throw endedError(slug, reason);
-      throw tooLate();
-    } finally {
-      clearTimeout(timer);
-    }
-    // The clock decides, not the timer: a timer a loaded isolate runs late lets no late answer through.
-    if (Date.now() > target.answerBy) throw tooLate();
-    const reply = readReply(payload);
-    if (reply === undefined || !reply.ok) {
-      gw.log.outcome = "client_answer_error";
-      const code = reply === undefined || reply.code === undefined ? "" : ` (JSON-RPC error ${reply.code})`;
-      throw new RpcError(RpcCode.QuestionUnrelayable, `the client could not answer server "${slug}"'s question${code}; nothing was done`);
-    }
-    inputResponses[key] = reply.result;
-    round++;
-  }
-  const requestState = typeof result.requestState === "string" ? result.requestState : undefined;
-  return { params: { inputResponses, ...(requestState === undefined ? {} : { requestState }) }, asked };
-}
-
-/** A link a mount may put to its caller: an absolute https URL, or http to a loopback host (contract/url-policy.ts). */
-function isLink(value: unknown): boolean {
-  if (typeof value !== "string") return false;
-  try {
-    return isSecureOrLoopback(new URL(value));
-  } catch {
-    return false;
-  }
 }
 
 /** Whether every question of an input_required result is a URL-mode elicitation: a link, which collects nothing. */

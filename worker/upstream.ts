@@ -3,6 +3,7 @@
 // Failures name the slug and the HTTP status, never a byte of the upstream's body.
 import { createParser } from "eventsource-parser";
 import { readCountedText } from "../contract/body";
+import { RpcCode } from "../contract/rpc";
 import { cleanLine } from "../contract/text";
 import { checkInputRequired, mcpNameHeader } from "../contract/tool-call";
 import { NO_CAPABILITIES } from "./relay";
@@ -204,6 +205,33 @@ async function readEventStream(response: Response, id: number, req: UpstreamRequ
   } finally {
     reader.cancel().catch(() => {});
   }
+}
+
+/** Resource not found in 2025-11-25, which the SDK sends as -32602 on both revisions (each codec's encodeErrorCode). */
+const SDK_REWRITES_TO_INVALID_PARAMS = -32002;
+
+/**
+ * Codes that speak of the hop, not of the caller's request, so relaying one would tell the caller something untrue:
+ * HeaderMismatch (-32020) and UnsupportedProtocolVersion (-32022) are about the headers and revision the gateway sent,
+ * MissingRequiredClientCapability (-32021) about the gateway's own capabilities on the hop (none; the SDK would also
+ * answer it HTTP 400), and URLElicitationRequired (-32042) names URLs in its data, which the gateway does not relay, so
+ * the caller would get the code without what it requires. Each is the mount failing, as the gateway sees it.
+ */
+const HOP_ONLY_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022, -32042]);
+
+/** The JSON-RPC code the caller is answered with for an upstream failure, the same on every lane (docs/rules.md R-FWD-7). */
+export function errorCode(error: UpstreamError): number {
+  if (error.code === "UPSTREAM_TIMEOUT") return RpcCode.UpstreamTimeout;
+  if (error.code === "UPSTREAM_ABORTED") return RpcCode.Cancelled;
+  if (error.code === "REQUEST_UNENCODABLE") return RpcCode.InvalidParams;
+  if (error.code === "UPSTREAM_RPC") {
+    // An upstream's own code is relayed as the SDK would send it, so the fast lane says the same: the SDK sends
+    // a code only when it is a safe integer (-32603 otherwise) and makes -32002 a -32602.
+    if (!Number.isSafeInteger(error.rpcCode)) return RpcCode.Internal;
+    if (HOP_ONLY_CODES.has(error.rpcCode)) return RpcCode.UpstreamFailed;
+    return error.rpcCode === SDK_REWRITES_TO_INVALID_PARAMS ? RpcCode.InvalidParams : error.rpcCode;
+  }
+  return RpcCode.UpstreamFailed;
 }
 
 export function describeUpstreamError(slug: string, error: UpstreamError): string {
