@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type SendTarget, sendPrompt } from "../../../bundles/google/google.send";
 import { buildPrompt, MAX_BOUND_VALUE_CHARS, PromptRefusal, type PromptValue, SPACE_MARK, showVerbatim } from "../../../bundles/kit/prompt";
-import { type ReplaceTarget, replacePrompt } from "../../../bundles/pads/pads.tools";
+import { type ReplaceTarget, replacePrompt } from "../../../bundles/pads/pads.asks";
 import { hasUnsafe } from "../../../contract/text";
 
 const lastLine = (text: string) => text.split("\n").at(-1) as string;
