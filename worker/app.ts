@@ -77,9 +77,11 @@ async function relayAnswer(
   // Held to the default cap whatever its URL's slugs allow: it goes into the retry's body.
   if (bytes > DEFAULT_MAX_REQUEST_BYTES) return refused(413, `an answer is larger than ${DEFAULT_MAX_REQUEST_BYTES} bytes`);
   // An answer nested past what the gateway can serialise could never go on in the retry: refused, the call still waits.
-  // The retry carries it a few levels deeper, in whichever isolate holds the call: checked here with room to spare.
-  const payload = serialised(reply);
-  if (payload === undefined || serialised(nestedIn(reply, RETRY_NESTING_HEADROOM)) === undefined) return refused(400, "the answer nests too deeply to relay");
+  // The retry carries it a few levels deeper, in whichever isolate holds the call: serialised here with room to spare,
+  // once, and the room cut off again.
+  const spared = serialised(nestedIn(reply, RETRY_NESTING_HEADROOM));
+  if (spared === undefined) return refused(400, "the answer nests too deeply to relay");
+  const payload = spared.slice(RETRY_NESTING_HEADROOM, spared.length - RETRY_NESTING_HEADROOM);
   let delivered = false;
   try {
     delivered = await ns.get(ns.idFromName(scope)).answer(await answerKey(session, named.requestKey), named.round, named.tag, payload);
@@ -93,7 +95,7 @@ async function relayAnswer(
 /** Levels of nesting a relayed answer must have to spare: the retry carries it two levels deeper, on another stack. */
 const RETRY_NESTING_HEADROOM = 64;
 
-/** `value` inside `levels` arrays: what serialising it then costs in depth, without copying it. */
+/** `value` inside `levels` arrays (serialised, `levels` brackets either side of its own JSON), without copying it. */
 function nestedIn(value: unknown, levels: number): unknown {
   let nested = value;
   for (let i = 0; i < levels; i++) nested = [nested];
