@@ -1,5 +1,6 @@
 // Covers the approval service's side of edits by the person: a create whose form offers text, a list to narrow and a pick-one choice, the review JSON's fields, a decision's edits held to the prompt's own form and returned as the poll answer's content, the decision's byte cap under the bundle's answer cap, the schema's own byte cap, and the page in Chromium: text boxes and tick boxes (never a box to add an entry), a text box's hidden characters shown again as code points, a diff of what changed, the confirm box unticked by every edit, and Accept sending exactly the diff; a pick-one field is a select of its choices alone.
 import { join } from "node:path";
+import type { BrowserContextOptions, Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { MAX_DECISION_BYTES, MAX_DEFAULT_CHARS, MAX_LIST_OPTIONS, MAX_OPTION_CHARS, MAX_SCHEMA_BYTES } from "../../approvals/prompt";
 import { MAX_ANSWER_BYTES } from "../../bundles/kit/approval-client";
@@ -198,16 +199,27 @@ describe("a decision with edits", () => {
 const BROWSER_TEST_MS = 60_000;
 const chromium = chromiumForFile();
 
+type Card = { page: Page; card: Locator; session: Awaited<ReturnType<typeof mint>>; requestId: string };
+
+/** A prompt of `schema` in a fresh session, its review page open in a browser context of its own (closed after `run`). */
+async function onCard(schema: Record<string, unknown>, ...args: [(card: Card) => Promise<void>] | [BrowserContextOptions, (card: Card) => Promise<void>]): Promise<void> {
+  const [options, run] = args.length === 1 ? [undefined, args[0]] : args;
+  const { session, requestId } = await promptWith(schema);
+  const context = await chromium.browser.newContext(options);
+  try {
+    const page = await context.newPage();
+    await gotoTraced(page, session.reviewUrl);
+    await run({ page, card: page.getByTestId("prompt").first(), session, requestId });
+  } finally {
+    await context.close();
+  }
+}
+
 describe("the page", () => {
   it(
     "offers text boxes and tick boxes, shows a diff of what changed, unticks the confirm box on every edit, and Accept sends exactly the diff",
     async () => {
-      const { session, requestId } = await promptWith(FORM);
-      const context = await chromium.browser.newContext({ viewport: { width: 390, height: 844 } });
-      try {
-        const page = await context.newPage();
-        await gotoTraced(page, session.reviewUrl);
-        const card = page.getByTestId("prompt").first();
+      await onCard(FORM, { viewport: { width: 390, height: 844 } }, async ({ page, card, session, requestId }) => {
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         // The model's values as the form's defaults; a list is tick boxes only: no text box to add an entry.
         expect(await card.locator('[data-testid="prompt-edit"][data-field="subject"]').inputValue()).toBe("Quarterly report");
@@ -234,9 +246,7 @@ describe("the page", () => {
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, to: ["bob@example.com"], subject: "Q3 report" });
         expect(await card.getByTestId("prompt-outcome").textContent()).toMatch(/^Accepted with changes to to, subject by /);
-      } finally {
-        await context.close();
-      }
+      });
     },
     BROWSER_TEST_MS,
   );
@@ -244,12 +254,7 @@ describe("the page", () => {
   it(
     "a pick-one field is a select of exactly its choices; a pick shows in the diff, and Accept sends it",
     async () => {
-      const { session, requestId } = await promptWith(PICK_FORM);
-      const context = await chromium.browser.newContext();
-      try {
-        const page = await context.newPage();
-        await gotoTraced(page, session.reviewUrl);
-        const card = page.getByTestId("prompt").first();
+      await onCard(PICK_FORM, async ({ card, session, requestId }) => {
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         const select = card.locator('[data-testid="prompt-edit"][data-field="destination"]');
         expect(await select.evaluate((e) => e.tagName)).toBe("SELECT");
@@ -264,9 +269,7 @@ describe("the page", () => {
         await card.getByTestId("prompt-accept").click();
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, destination: "Entwürfe/Größe & Maß" });
-      } finally {
-        await context.close();
-      }
+      });
     },
     BROWSER_TEST_MS,
   );
@@ -277,12 +280,7 @@ describe("the page", () => {
       // A bidi override, a tag character, a braille blank, a zero-width space: the box draws none of them as itself.
       const hidden = "Hi Ada,\nPay \u202E0001$\u202C now\u{E0041}\u2800\u200B.";
       const form = { ...FORM, properties: { ...FORM.properties, text: { ...FORM.properties.text, default: hidden } } };
-      const { session, requestId } = await promptWith(form);
-      const context = await chromium.browser.newContext();
-      try {
-        const page = await context.newPage();
-        await gotoTraced(page, session.reviewUrl);
-        const card = page.getByTestId("prompt").first();
+      await onCard(form, async ({ page, card, session, requestId }) => {
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         const text = card.locator('[data-testid="prompt-edit"][data-field="text"]');
         const shown = card.locator('[data-testid="prompt-edit-visible"][data-field="text"]');
@@ -304,9 +302,7 @@ describe("the page", () => {
         await card.getByTestId("prompt-accept").click();
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true, text: "Hi Ada, please pay now." });
-      } finally {
-        await context.close();
-      }
+      });
     },
     BROWSER_TEST_MS,
   );
@@ -314,12 +310,7 @@ describe("the page", () => {
   it(
     "an edit undone leaves no diff, and Accept sends the confirm box alone",
     async () => {
-      const { session, requestId } = await promptWith(FORM);
-      const context = await chromium.browser.newContext();
-      try {
-        const page = await context.newPage();
-        await gotoTraced(page, session.reviewUrl);
-        const card = page.getByTestId("prompt").first();
+      await onCard(FORM, async ({ card, session, requestId }) => {
         await card.getByTestId("prompt-edits").waitFor({ timeout: 15_000 });
         const subject = card.locator('[data-testid="prompt-edit"][data-field="subject"]');
         await subject.fill("Something else");
@@ -331,9 +322,7 @@ describe("the page", () => {
         await card.getByTestId("prompt-accept").click();
         await expect.poll(async () => card.getAttribute("data-status"), { timeout: CARD_UPDATE_MS }).toBe("accept");
         expect((await poll(session.elicitationUrl, requestId)).body.content).toEqual({ confirm: true });
-      } finally {
-        await context.close();
-      }
+      });
     },
     BROWSER_TEST_MS,
   );

@@ -118,7 +118,8 @@ let reg = registry();
 const env = () => ({ TOKEN_PERSON: PERSON, TOKEN_BOT: BOT, ASKER, CALLS: reg.ns });
 let gateway = createGateway(ROSTER);
 
-function post(token: string, body: Record<string, unknown>, { slug = "asker", session, signal }: { slug?: string; session?: string; signal?: AbortSignal } = {}): Request {
+/** A 2025-11-25 POST of `body`: a message's members beside jsonrpc, or (a string) the whole JSON text as it is sent. */
+function post(token: string, body: Record<string, unknown> | string, { slug = "asker", session, signal }: { slug?: string; session?: string; signal?: AbortSignal } = {}): Request {
   return new Request(`https://gateway.test/mcp?servers=${slug}`, {
     method: "POST",
     headers: {
@@ -128,7 +129,7 @@ function post(token: string, body: Record<string, unknown>, { slug = "asker", se
       "mcp-protocol-version": "2025-11-25",
       ...(session === undefined ? {} : { "mcp-session-id": session }),
     },
-    body: JSON.stringify({ jsonrpc: "2.0", ...body }),
+    body: typeof body === "string" ? body : JSON.stringify({ jsonrpc: "2.0", ...body }),
     signal,
   });
 }
@@ -444,18 +445,8 @@ describe("R-PUSH-3: nobody else is asked at the client, and a call that ends fir
     const session = await initialize(PERSON, { elicitation: {} });
     questions = [ask("s1")];
     const { next, first } = await callAndFirst(PERSON, session);
-    const deep = new Request("https://gateway.test/mcp?servers=asker", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${PERSON}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        "mcp-session-id": session as string,
-      },
-      body: `{"jsonrpc":"2.0","id":${JSON.stringify(first?.id)},"result":{"action":"accept","content":{"confirm":true,"note":${nested(depth)}}}}`,
-    });
-    const refused = await serve(deep);
+    const deep = `{"jsonrpc":"2.0","id":${JSON.stringify(first?.id)},"result":{"action":"accept","content":{"confirm":true,"note":${nested(depth)}}}}`;
+    const refused = await serve(post(PERSON, deep, { session }));
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: RpcCode.InvalidRequest, message: "the answer nests too deeply to relay" } });
     expect(calls).toHaveLength(1);
